@@ -1,0 +1,244 @@
+/*
+ * hurray.h -- the C ABI of hurray-ffi, version 4.
+ *
+ * Every handle is opaque: its struct is defined in one .c file and its
+ * layout is an implementation detail. Functions are named
+ * hurray_<type>_<verb>, return a HurrayStatus, and take their out-parameters
+ * last. Destroy functions take X **, free, and null the caller's pointer;
+ * destroying NULL, or a pointer to NULL, does nothing.
+ *
+ * Handles are not internally locked: one handle is used by one thread at a
+ * time; distinct handles may be used from any threads. Release callbacks run
+ * on whichever thread destroys the handle that owns them.
+ *
+ * The declarations between HURRAY_CDEF_BEGIN and HURRAY_CDEF_END are also
+ * read by the Python package's cffi build; keep them free of preprocessor
+ * logic other than integer #defines.
+ */
+#ifndef HURRAY_H
+#define HURRAY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* HURRAY_CDEF_BEGIN */
+
+#define HURRAY_C_ABI_VERSION 4
+
+/* The first 8 bytes of every HurrayTensorContext, in every ABI version, are
+ * a uint32_t magic followed by a uint32_t ABI version (ADR-034 section 4).
+ * Only hurray_tensor_context_abi_version reads them. */
+#define HURRAY_TENSOR_CONTEXT_MAGIC 0x48525443
+
+/* Limits of a descriptor (layer 4). */
+#define HURRAY_MAX_RANK 64
+#define HURRAY_MAX_PARTS 4
+
+typedef enum HurrayStatus {
+    HURRAY_OK = 0,
+    HURRAY_ERROR_NULL_ARGUMENT = 1,     /* a required pointer was NULL */
+    HURRAY_ERROR_INVALID_ARGUMENT = 2,  /* a value outside its documented domain */
+    HURRAY_ERROR_OUT_OF_RANGE = 3,      /* an index past the end */
+    HURRAY_ERROR_OVERFLOW = 4,          /* size arithmetic does not fit 64 bits */
+    HURRAY_ERROR_NO_MEMORY = 5,         /* an allocation failed */
+    HURRAY_ERROR_NOT_A_CONTEXT = 6,     /* the pointer lacks the context magic */
+    HURRAY_ERROR_ABI_VERSION = 7,       /* an ABI version this build cannot serve */
+    HURRAY_ERROR_INVALID_DESCRIPTOR = 8,/* descriptor bytes or fields are malformed */
+    HURRAY_ERROR_UNSUPPORTED = 9,       /* a well-formed code this build does not know */
+    HURRAY_ERROR_BUFFER_TOO_SMALL = 10, /* a layout reaches past its buffer */
+    HURRAY_ERROR_NOT_FOUND = 11         /* a role the descriptor does not have */
+} HurrayStatus;
+
+/* Layer 1: element types. Codes are stable and never reused. */
+typedef enum HurrayDtype {
+    HURRAY_DTYPE_BOOL = 1,
+    HURRAY_DTYPE_INT8 = 2,
+    HURRAY_DTYPE_INT16 = 3,
+    HURRAY_DTYPE_INT32 = 4,
+    HURRAY_DTYPE_INT64 = 5,
+    HURRAY_DTYPE_UINT8 = 6,
+    HURRAY_DTYPE_UINT16 = 7,
+    HURRAY_DTYPE_UINT32 = 8,
+    HURRAY_DTYPE_UINT64 = 9,
+    HURRAY_DTYPE_INT1 = 10,
+    HURRAY_DTYPE_INT2 = 11,
+    HURRAY_DTYPE_INT4 = 12,
+    HURRAY_DTYPE_UINT1 = 13,
+    HURRAY_DTYPE_UINT2 = 14,
+    HURRAY_DTYPE_UINT4 = 15,
+    HURRAY_DTYPE_FLOAT16 = 16,
+    HURRAY_DTYPE_FLOAT32 = 17,
+    HURRAY_DTYPE_FLOAT64 = 18,
+    HURRAY_DTYPE_BFLOAT16 = 19,
+    HURRAY_DTYPE_COMPLEX32 = 20,   /* two float16 */
+    HURRAY_DTYPE_COMPLEX64 = 21,
+    HURRAY_DTYPE_COMPLEX128 = 22,
+    HURRAY_DTYPE_FLOAT8_E3M4 = 23,
+    HURRAY_DTYPE_FLOAT8_E4M3 = 24,
+    HURRAY_DTYPE_FLOAT8_E4M3B11FNUZ = 25,
+    HURRAY_DTYPE_FLOAT8_E4M3FN = 26,
+    HURRAY_DTYPE_FLOAT8_E4M3FNUZ = 27,
+    HURRAY_DTYPE_FLOAT8_E5M2 = 28,
+    HURRAY_DTYPE_FLOAT8_E5M2FNUZ = 29,
+    HURRAY_DTYPE_FLOAT8_E8M0FNU = 30,
+    HURRAY_DTYPE_FLOAT6_E2M3FN = 31,
+    HURRAY_DTYPE_FLOAT6_E3M2FN = 32,
+    HURRAY_DTYPE_FLOAT4_E2M1FN = 33,
+    HURRAY_DTYPE_BCOMPLEX32 = 34   /* two bfloat16 */
+} HurrayDtype;
+
+/* Layer 2: byte order of multi-byte elements. */
+typedef enum HurrayByteOrder {
+    HURRAY_BYTE_ORDER_LITTLE = 0,
+    HURRAY_BYTE_ORDER_BIG = 1
+} HurrayByteOrder;
+
+/* Layer 2: how elements narrower than a byte are stored. Types of 8 bits or
+ * more use HURRAY_PACKING_NONE and no other. */
+typedef enum HurrayPacking {
+    HURRAY_PACKING_NONE = 0,
+    HURRAY_PACKING_PADDED = 1,     /* one element per byte, value in the low bits */
+    HURRAY_PACKING_LSB_FIRST = 2,  /* element 0 in the lowest bits of byte 0 */
+    HURRAY_PACKING_GGML_SPLIT = 3  /* 4-bit only: in each run of 32, byte j holds
+                                      element j (low nibble) and j+16 (high) */
+} HurrayPacking;
+
+/* Layer 3: how stored values map back to real numbers. */
+typedef enum HurrayScheme {
+    HURRAY_SCHEME_NONE = 0,
+    HURRAY_SCHEME_AFFINE = 1,        /* x = (q - zero_point) * scale */
+    HURRAY_SCHEME_MICROSCALING = 2,  /* x = v * block_scale [* global_scale] */
+    HURRAY_SCHEME_GGML = 3           /* values hold interleaved GGML block structs */
+} HurrayScheme;
+
+typedef enum HurrayGranularity {
+    HURRAY_GRANULARITY_NONE = 0,
+    HURRAY_GRANULARITY_PER_TENSOR = 1,
+    HURRAY_GRANULARITY_PER_AXIS = 2,
+    HURRAY_GRANULARITY_PER_BLOCK = 3   /* block_size elements along axis */
+} HurrayGranularity;
+
+/* Layer 4: what a buffer holds for the tensor. */
+typedef enum HurrayRole {
+    HURRAY_ROLE_VALUES = 1,
+    HURRAY_ROLE_SCALE = 2,
+    HURRAY_ROLE_ZERO_POINT = 3,
+    HURRAY_ROLE_GLOBAL_SCALE = 4
+} HurrayRole;
+
+/* How a parameter part (scales, zero points) is laid out in its buffer. */
+typedef enum HurrayPartLayout {
+    HURRAY_PART_LAYOUT_ROW_MAJOR = 0,
+    HURRAY_PART_LAYOUT_SWIZZLED_128X4 = 1  /* cuBLAS/cuDNN block-scale tiles */
+} HurrayPartLayout;
+
+/* GGML block formats, numbered as GGUF numbers them. */
+typedef enum HurrayGgmlType {
+    HURRAY_GGML_Q4_0 = 2,
+    HURRAY_GGML_Q4_1 = 3,
+    HURRAY_GGML_Q5_0 = 6,
+    HURRAY_GGML_Q5_1 = 7,
+    HURRAY_GGML_Q8_0 = 8,
+    HURRAY_GGML_Q4_K = 12,
+    HURRAY_GGML_Q6_K = 14,
+    HURRAY_GGML_MXFP4 = 39
+} HurrayGgmlType;
+
+typedef struct HurrayBuffer HurrayBuffer;
+typedef struct HurrayBufferList HurrayBufferList;
+typedef struct HurrayDescriptor HurrayDescriptor;
+typedef struct HurrayTensorContext HurrayTensorContext;
+
+/* ---- library ---------------------------------------------------------- */
+
+uint32_t hurray_c_abi_version(void);
+const char *hurray_status_name(HurrayStatus status);
+const char *hurray_last_error_message(void);
+
+/* ---- HurrayBuffer: one span of bytes and who frees it ------------------ */
+
+HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len,
+                                    void (*release)(void *release_context),
+                                    void *release_context, HurrayBuffer **out);
+HurrayStatus hurray_buffer_new(uint64_t len, uint64_t alignment, HurrayBuffer **out);
+HurrayStatus hurray_buffer_data(const HurrayBuffer *buf, void **out_data, uint64_t *out_len);
+void hurray_buffer_destroy(HurrayBuffer **buf);
+
+/* ---- HurrayBufferList: the buffers of one tensor ----------------------- */
+
+HurrayStatus hurray_buffer_list_new(HurrayBufferList **out);
+HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buf);
+HurrayStatus hurray_buffer_list_len(const HurrayBufferList *list, uint64_t *out);
+HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list, uint64_t index,
+                                    const HurrayBuffer **out);
+void hurray_buffer_list_destroy(HurrayBufferList **list);
+
+/* ---- HurrayDescriptor: layers 1-3, encoded and decoded (layer 4) ------- */
+
+HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, HurrayDescriptor **out);
+HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
+                                             const HurrayBufferList *list);
+void hurray_descriptor_destroy(HurrayDescriptor **desc);
+
+/* Builder: a new descriptor is a row-major contiguous tensor, little-endian,
+ * values in buffer 0 at byte offset 0, no quantization. */
+HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t *shape,
+                                   HurrayDescriptor **out);
+HurrayStatus hurray_descriptor_set_strides(HurrayDescriptor *desc, uint32_t rank,
+                                           const int64_t *strides);
+HurrayStatus hurray_descriptor_set_byte_order(HurrayDescriptor *desc, uint32_t byte_order);
+HurrayStatus hurray_descriptor_set_packing(HurrayDescriptor *desc, uint32_t packing);
+HurrayStatus hurray_descriptor_set_quantization(HurrayDescriptor *desc, uint32_t scheme,
+                                                uint32_t granularity, uint32_t axis,
+                                                uint64_t block_size, uint32_t ggml_type);
+HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, uint32_t dtype,
+                                        uint64_t buffer_index, uint64_t byte_offset,
+                                        uint32_t layout);
+HurrayStatus hurray_descriptor_validate(const HurrayDescriptor *desc);
+HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out,
+                                      uint64_t capacity, uint64_t *out_len);
+
+/* Accessors. Borrowed arrays live as long as the descriptor. */
+HurrayStatus hurray_descriptor_dtype(const HurrayDescriptor *desc, uint32_t *out);
+HurrayStatus hurray_descriptor_rank(const HurrayDescriptor *desc, uint32_t *out);
+HurrayStatus hurray_descriptor_shape(const HurrayDescriptor *desc, const uint64_t **out);
+HurrayStatus hurray_descriptor_strides(const HurrayDescriptor *desc, const int64_t **out);
+HurrayStatus hurray_descriptor_byte_order(const HurrayDescriptor *desc, uint32_t *out);
+HurrayStatus hurray_descriptor_packing(const HurrayDescriptor *desc, uint32_t *out);
+HurrayStatus hurray_descriptor_quantization(const HurrayDescriptor *desc, uint32_t *out_scheme,
+                                            uint32_t *out_granularity, uint32_t *out_axis,
+                                            uint64_t *out_block_size, uint32_t *out_ggml_type);
+HurrayStatus hurray_descriptor_part(const HurrayDescriptor *desc, uint32_t role,
+                                    uint32_t *out_dtype, uint64_t *out_buffer_index,
+                                    uint64_t *out_byte_offset, uint32_t *out_layout);
+HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor *desc, uint64_t *out);
+
+/* Element type facts. */
+HurrayStatus hurray_dtype_bits(uint32_t dtype, uint32_t *out);
+const char *hurray_dtype_name(uint32_t dtype);
+
+/* ---- HurrayTensorContext: what a capsule carries beside its buffers ---- */
+
+HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
+                                       const uint8_t *descriptor_bytes,
+                                       uint64_t descriptor_len,
+                                       void *owner,
+                                       void (*owner_release)(void *owner),
+                                       struct HurrayTensorContext **out);
+HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext *ctx,
+                                               uint32_t *out);
+HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *ctx,
+                                              const uint8_t **out_bytes,
+                                              uint64_t *out_len);
+void hurray_tensor_context_destroy(struct HurrayTensorContext **ctx);
+
+/* HURRAY_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_H */
