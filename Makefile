@@ -1,0 +1,44 @@
+# make docs  -- build libhurray and the package into .venv, render the site (warnings are errors)
+# make test  -- the same set-up, then the whole pytest suite, docs included
+# make bench -- the benchmarks
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+LOCK   := flock $(VENV)/.lock
+
+DEPS_STAMP    := $(VENV)/.deps-installed
+PACKAGE_STAMP := $(VENV)/.package-installed
+SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -name '*.py' \)) setup.py pyproject.toml MANIFEST.in
+
+.PHONY: all install docs test bench clean
+
+all: test
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Dependencies change rarely; the package is reinstalled whenever a source changes.
+$(DEPS_STAMP): pyproject.toml | $(PY)
+	$(LOCK) $(PIP) install --quiet setuptools wheel "cffi>=1.17"
+	$(LOCK) $(PIP) install --quiet ".[test,docs]"
+	touch $@
+
+$(PACKAGE_STAMP): $(DEPS_STAMP) $(SOURCES)
+	$(LOCK) $(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .
+	touch $@
+
+install: $(PACKAGE_STAMP)
+
+docs: install
+	$(PY) -m sphinx -n -W --keep-going -b html -c . docs _build/html
+
+test: install
+	$(PY) -m pytest
+
+bench: install
+	$(PY) bench/run.py
+
+clean:
+	rm -rf build _build $(VENV) src/*.egg-info

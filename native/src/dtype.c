@@ -1,0 +1,170 @@
+/*
+ * dtype.c -- the element-type table and the GGML block table.
+ */
+#include "dtype.h"
+
+#include <stddef.h>
+
+#include "status.h"
+
+enum dtype_kind {
+    KIND_NONE = 0, /* the hole at code 0: unknown */
+    KIND_BOOL,
+    KIND_INT,      /* signed or unsigned, any width */
+    KIND_FLOAT,    /* float16/32/64, bfloat16 */
+    KIND_COMPLEX,
+    KIND_FP8,
+    KIND_FP6,
+    KIND_FP4
+};
+
+struct dtype_info {
+    const char *name;
+    uint8_t bits;
+    uint8_t kind;
+};
+
+/* Indexed by code; codes are dense from 1, so a lookup is one bounds check. */
+static const struct dtype_info dtype_table[] = {
+    [HURRAY_DTYPE_BOOL] = {"bool", 8, KIND_BOOL},
+    [HURRAY_DTYPE_INT8] = {"int8", 8, KIND_INT},
+    [HURRAY_DTYPE_INT16] = {"int16", 16, KIND_INT},
+    [HURRAY_DTYPE_INT32] = {"int32", 32, KIND_INT},
+    [HURRAY_DTYPE_INT64] = {"int64", 64, KIND_INT},
+    [HURRAY_DTYPE_UINT8] = {"uint8", 8, KIND_INT},
+    [HURRAY_DTYPE_UINT16] = {"uint16", 16, KIND_INT},
+    [HURRAY_DTYPE_UINT32] = {"uint32", 32, KIND_INT},
+    [HURRAY_DTYPE_UINT64] = {"uint64", 64, KIND_INT},
+    [HURRAY_DTYPE_INT1] = {"int1", 1, KIND_INT},
+    [HURRAY_DTYPE_INT2] = {"int2", 2, KIND_INT},
+    [HURRAY_DTYPE_INT4] = {"int4", 4, KIND_INT},
+    [HURRAY_DTYPE_UINT1] = {"uint1", 1, KIND_INT},
+    [HURRAY_DTYPE_UINT2] = {"uint2", 2, KIND_INT},
+    [HURRAY_DTYPE_UINT4] = {"uint4", 4, KIND_INT},
+    [HURRAY_DTYPE_FLOAT16] = {"float16", 16, KIND_FLOAT},
+    [HURRAY_DTYPE_FLOAT32] = {"float32", 32, KIND_FLOAT},
+    [HURRAY_DTYPE_FLOAT64] = {"float64", 64, KIND_FLOAT},
+    [HURRAY_DTYPE_BFLOAT16] = {"bfloat16", 16, KIND_FLOAT},
+    [HURRAY_DTYPE_COMPLEX32] = {"complex32", 32, KIND_COMPLEX},
+    [HURRAY_DTYPE_COMPLEX64] = {"complex64", 64, KIND_COMPLEX},
+    [HURRAY_DTYPE_COMPLEX128] = {"complex128", 128, KIND_COMPLEX},
+    [HURRAY_DTYPE_FLOAT8_E3M4] = {"float8_e3m4", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3] = {"float8_e4m3", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3B11FNUZ] = {"float8_e4m3b11fnuz", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3FN] = {"float8_e4m3fn", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E5M2] = {"float8_e5m2", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E8M0FNU] = {"float8_e8m0fnu", 8, KIND_FP8},
+    [HURRAY_DTYPE_FLOAT6_E2M3FN] = {"float6_e2m3fn", 6, KIND_FP6},
+    [HURRAY_DTYPE_FLOAT6_E3M2FN] = {"float6_e3m2fn", 6, KIND_FP6},
+    [HURRAY_DTYPE_FLOAT4_E2M1FN] = {"float4_e2m1fn", 4, KIND_FP4},
+    [HURRAY_DTYPE_BCOMPLEX32] = {"bcomplex32", 32, KIND_COMPLEX},
+};
+
+#define DTYPE_TABLE_LEN (sizeof dtype_table / sizeof dtype_table[0])
+
+static const struct dtype_info *dtype_lookup(uint32_t dtype)
+{
+    if (dtype >= DTYPE_TABLE_LEN || dtype_table[dtype].kind == KIND_NONE) {
+        return NULL;
+    }
+    return &dtype_table[dtype];
+}
+
+static uint8_t dtype_kind(uint32_t dtype)
+{
+    const struct dtype_info *info = dtype_lookup(dtype);
+    return info == NULL ? KIND_NONE : info->kind;
+}
+
+uint32_t hurray__dtype_bits(uint32_t dtype)
+{
+    const struct dtype_info *info = dtype_lookup(dtype);
+    return info == NULL ? 0 : info->bits;
+}
+
+const char *hurray__dtype_name(uint32_t dtype)
+{
+    const struct dtype_info *info = dtype_lookup(dtype);
+    return info == NULL ? NULL : info->name;
+}
+
+bool hurray__dtype_is_known(uint32_t dtype) { return dtype_lookup(dtype) != NULL; }
+bool hurray__dtype_is_integer(uint32_t dtype) { return dtype_kind(dtype) == KIND_INT; }
+bool hurray__dtype_is_fp8(uint32_t dtype) { return dtype_kind(dtype) == KIND_FP8; }
+bool hurray__dtype_is_fp6(uint32_t dtype) { return dtype_kind(dtype) == KIND_FP6; }
+bool hurray__dtype_is_fp4(uint32_t dtype) { return dtype_kind(dtype) == KIND_FP4; }
+bool hurray__dtype_is_wide_float(uint32_t dtype) { return dtype_kind(dtype) == KIND_FLOAT; }
+
+bool hurray__dtype_is_float(uint32_t dtype)
+{
+    uint8_t kind = dtype_kind(dtype);
+    return kind == KIND_FLOAT || kind == KIND_FP8 || kind == KIND_FP6 || kind == KIND_FP4;
+}
+
+HurrayStatus hurray_dtype_bits(uint32_t dtype, uint32_t *out)
+{
+    if (out == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_dtype_bits: out is NULL");
+    }
+    uint32_t bits = hurray__dtype_bits(dtype);
+    if (bits == 0) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "hurray_dtype_bits: dtype %u is unknown",
+                            (unsigned)dtype);
+    }
+    *out = bits;
+    return HURRAY_OK;
+}
+
+const char *hurray_dtype_name(uint32_t dtype)
+{
+    return hurray__dtype_name(dtype);
+}
+
+/* GGML codes are sparse (GGUF numbering), so a switch rather than a table. */
+struct ggml_info {
+    const char *name;
+    uint16_t elements;
+    uint16_t bytes;
+};
+
+static const struct ggml_info *ggml_lookup(uint32_t ggml_type)
+{
+    static const struct ggml_info q4_0 = {"q4_0", 32, 18};
+    static const struct ggml_info q4_1 = {"q4_1", 32, 20};
+    static const struct ggml_info q5_0 = {"q5_0", 32, 22};
+    static const struct ggml_info q5_1 = {"q5_1", 32, 24};
+    static const struct ggml_info q8_0 = {"q8_0", 32, 34};
+    static const struct ggml_info q4_k = {"q4_k", 256, 144};
+    static const struct ggml_info q6_k = {"q6_k", 256, 210};
+    static const struct ggml_info mxfp4 = {"mxfp4", 32, 17};
+    switch (ggml_type) {
+    case HURRAY_GGML_Q4_0: return &q4_0;
+    case HURRAY_GGML_Q4_1: return &q4_1;
+    case HURRAY_GGML_Q5_0: return &q5_0;
+    case HURRAY_GGML_Q5_1: return &q5_1;
+    case HURRAY_GGML_Q8_0: return &q8_0;
+    case HURRAY_GGML_Q4_K: return &q4_k;
+    case HURRAY_GGML_Q6_K: return &q6_k;
+    case HURRAY_GGML_MXFP4: return &mxfp4;
+    default: return NULL;
+    }
+}
+
+bool hurray__ggml_block(uint32_t ggml_type, uint64_t *out_elements, uint64_t *out_bytes)
+{
+    const struct ggml_info *info = ggml_lookup(ggml_type);
+    if (info == NULL) {
+        return false;
+    }
+    *out_elements = info->elements;
+    *out_bytes = info->bytes;
+    return true;
+}
+
+const char *hurray__ggml_name(uint32_t ggml_type)
+{
+    const struct ggml_info *info = ggml_lookup(ggml_type);
+    return info == NULL ? NULL : info->name;
+}

@@ -1,0 +1,61 @@
+"""Build libhurray (one shared library) and the two extensions linked to it.
+
+`pip install .` compiles native/src/*.c into hurray/_native/lib/libhurray.so,
+copies hurray.h to hurray/_native/include/, then builds the cffi module
+hurray._ffi and the C extension hurray._protocol against that same library,
+found at run time through an $ORIGIN-relative rpath.
+"""
+import glob
+import os
+import shutil
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+NATIVE_INCLUDE = os.path.join(ROOT, "native", "include")
+NATIVE_SOURCES = sorted(glob.glob(os.path.join(ROOT, "native", "src", "*.c")))
+C_FLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-fPIC", "-pthread"]
+
+
+class BuildWithLibhurray(build_ext):
+    def build_extensions(self):
+        package_dir = os.path.dirname(self.get_ext_fullpath("hurray._ffi"))
+        lib_dir = os.path.join(package_dir, "_native", "lib")
+        include_dir = os.path.join(package_dir, "_native", "include")
+        self._build_library(lib_dir)
+        os.makedirs(include_dir, exist_ok=True)
+        shutil.copy2(os.path.join(NATIVE_INCLUDE, "hurray.h"), include_dir)
+        for ext in self.extensions:
+            ext.include_dirs.append(NATIVE_INCLUDE)
+            ext.library_dirs.append(lib_dir)
+            ext.libraries.append("hurray")
+            ext.extra_link_args.append("-Wl,-rpath,$ORIGIN/_native/lib")
+        super().build_extensions()
+
+    def _build_library(self, lib_dir):
+        objects = self.compiler.compile(
+            [os.path.relpath(s, ROOT) for s in NATIVE_SOURCES],
+            output_dir=os.path.join(self.build_temp, "libhurray"),
+            include_dirs=[NATIVE_INCLUDE],
+            extra_postargs=C_FLAGS,
+        )
+        os.makedirs(lib_dir, exist_ok=True)
+        self.compiler.link_shared_object(
+            objects,
+            os.path.join(lib_dir, "libhurray.so"),
+            extra_postargs=["-pthread", "-Wl,-soname,libhurray.so", "-Wl,-z,defs"],
+        )
+
+
+setup(
+    cffi_modules=["src/hurray/_build_ffi.py:ffibuilder"],
+    ext_modules=[
+        Extension(
+            "hurray._protocol",
+            sources=["src/hurray/_protocol.c"],
+            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+        )
+    ],
+    cmdclass={"build_ext": BuildWithLibhurray},
+)

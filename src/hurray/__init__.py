@@ -1,0 +1,21 @@
+"""Hurray: full-fidelity tensor interchange over the hurray-ffi C ABI."""
+from importlib.metadata import PackageNotFoundError, version as _version
+
+from ._ffi import lib as _lib
+from ._paths import get_include, get_library
+from .errors import HurrayError
+
+C_ABI_VERSION = _lib.HURRAY_C_ABI_VERSION
+
+if _lib.hurray_c_abi_version() != C_ABI_VERSION:
+    raise ImportError(
+        f"hurray was built against C ABI {C_ABI_VERSION} but loaded libhurray "
+        f"with C ABI {_lib.hurray_c_abi_version()}"
+    )
+
+try:
+    __version__ = _version("hurray")
+except PackageNotFoundError:  # running from a source tree without metadata
+    __version__ = "0+unknown"
+
+__all__ = ["C_ABI_VERSION", "HurrayError", "get_include", "get_library", "__version__"]
