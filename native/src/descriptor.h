@@ -52,6 +52,10 @@ struct HurrayDescriptor {
  * names the field. */
 HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc);
 
+/* The buffer count k: the parts' buffer indices must be exactly 0 .. k-1.
+ * Fails with HURRAY_ERROR_INVALID_DESCRIPTOR on a gap. */
+HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count);
+
 /* "values", "scale", "zero_point", "global_scale", or "?" (for messages). */
 const char *hurray__role_name(uint32_t role);
 

@@ -1,0 +1,257 @@
+/*
+ * descriptor_codec.c -- the binary form of a descriptor (layer 4):
+ * hurray_descriptor_encode and hurray_descriptor_decode.
+ *
+ * One descriptor has one encoding. Every byte decode reads lands in a field
+ * that encode writes back unchanged, and decode ends with the same
+ * validation encode starts with, so a byte string decode accepts re-encodes
+ * to itself. Decode is on the path of every tensor exchange: it reads each
+ * byte once, with bounds known before the first read, and allocates once.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "descriptor.h"
+#include "status.h"
+
+static const uint8_t magic[4] = {0x48, 0x52, 0x59, 0x44}; /* "HRYD" */
+
+/* Explicit little-endian byte access: independent of host order and of
+ * alignment. */
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* Two's complement without relying on implementation-defined conversion. */
+static uint64_t from_signed(int64_t v)
+{
+    return v < 0 ? ~(uint64_t)(-(v + 1)) : (uint64_t)v;
+}
+
+static int64_t to_signed(uint64_t u)
+{
+    return u <= INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* Size query: with out == NULL and capacity == 0, *out_len receives the
+ * size and the call succeeds. With a non-NULL out whose capacity is too
+ * small, *out_len receives the size and the call fails with
+ * HURRAY_ERROR_OUT_OF_RANGE, writing nothing to out. On success *out_len is
+ * the number of bytes written. An invalid descriptor leaves *out_len alone. */
+HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out,
+                                      uint64_t capacity, uint64_t *out_len)
+{
+    if (desc == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_encode: desc is NULL");
+    }
+    if (out_len == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_encode: out_len is NULL");
+    }
+    if (out == NULL && capacity != 0) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_descriptor_encode: out is NULL but capacity is %" PRIu64
+                            " (pass capacity 0 to ask for the size)",
+                            capacity);
+    }
+    HurrayStatus status = hurray__descriptor_check(desc);
+    if (status != HURRAY_OK) {
+        return status;
+    }
+    uint64_t len = hurray__descriptor_encoded_len(desc);
+    if (out == NULL) {
+        *out_len = len;
+        return HURRAY_OK;
+    }
+    if (capacity < len) {
+        *out_len = len;
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "hurray_descriptor_encode: capacity %" PRIu64
+                            " is below the %" PRIu64 " bytes needed",
+                            capacity, len);
+    }
+    memcpy(out, magic, sizeof magic);
+    put16(out + 4, HURRAY__DESCRIPTOR_VERSION);
+    put16(out + 6, (uint16_t)len); /* at most 1120 */
+    out[8] = (uint8_t)desc->rank;
+    out[9] = (uint8_t)desc->byte_order;
+    out[10] = (uint8_t)desc->packing;
+    out[11] = (uint8_t)desc->scheme;
+    out[12] = (uint8_t)desc->granularity;
+    out[13] = (uint8_t)hurray__descriptor_part_count(desc);
+    out[14] = 0;
+    out[15] = 0;
+    put32(out + 16, desc->axis);
+    put32(out + 20, desc->ggml_type);
+    put64(out + 24, desc->block_size);
+    uint8_t *p = out + HURRAY__DESCRIPTOR_HEADER_LEN;
+    for (uint32_t k = 0; k < desc->rank; k++, p += 8) {
+        put64(p, desc->shape[k]);
+    }
+    for (uint32_t k = 0; k < desc->rank; k++, p += 8) {
+        put64(p, from_signed(desc->strides[k]));
+    }
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        const HurrayDescriptorPart *part = &desc->parts[role - 1];
+        if (!part->present) {
+            continue;
+        }
+        /* Validation bounded dtype, layout and buffer index. */
+        p[0] = (uint8_t)role;
+        p[1] = (uint8_t)part->dtype;
+        p[2] = (uint8_t)part->layout;
+        p[3] = 0;
+        put32(p + 4, (uint32_t)part->buffer_index);
+        put64(p + 8, part->byte_offset);
+        p += HURRAY__DESCRIPTOR_PART_LEN;
+    }
+    *out_len = len;
+    return HURRAY_OK;
+}
+
+static HurrayStatus refuse(const char *what)
+{
+    return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR, "descriptor: %s", what);
+}
+
+HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, HurrayDescriptor **out)
+{
+    if (out == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_decode: out is NULL");
+    }
+    if (bytes == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_decode: bytes is NULL");
+    }
+    /* Everything about the size is settled before anything past the
+     * header is read. */
+    if (len < HURRAY__DESCRIPTOR_HEADER_LEN) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                            "descriptor: truncated: %" PRIu64 " bytes, the header alone takes %u",
+                            len, HURRAY__DESCRIPTOR_HEADER_LEN);
+    }
+    if (memcmp(bytes, magic, sizeof magic) != 0) {
+        return refuse("magic: the first 4 bytes are not \"HRYD\"");
+    }
+    uint16_t version = get16(bytes + 4);
+    if (version != HURRAY__DESCRIPTOR_VERSION) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                            "descriptor: encoding version %u is unsupported (this build reads %u)",
+                            (unsigned)version, HURRAY__DESCRIPTOR_VERSION);
+    }
+    uint16_t total = get16(bytes + 6);
+    if (total != len) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                            "descriptor: total length: the field says %u bytes, the input holds %" PRIu64,
+                            (unsigned)total, len);
+    }
+    uint32_t rank = bytes[8];
+    uint32_t part_count = bytes[13];
+    if (rank > HURRAY_MAX_RANK) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR, "descriptor: rank %u exceeds %d",
+                            (unsigned)rank, HURRAY_MAX_RANK);
+    }
+    if (part_count < 1 || part_count > HURRAY_MAX_PARTS) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                            "descriptor: part count %u is not between 1 and %d",
+                            (unsigned)part_count, HURRAY_MAX_PARTS);
+    }
+    uint64_t expected = HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank +
+                        HURRAY__DESCRIPTOR_PART_LEN * part_count;
+    if (expected != len) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                            "descriptor: total length: rank %u and %u parts take %" PRIu64
+                            " bytes, not %" PRIu64,
+                            (unsigned)rank, (unsigned)part_count, expected, len);
+    }
+    if (bytes[14] != 0 || bytes[15] != 0) {
+        return refuse("reserved header bytes 14-15 are not zero");
+    }
+    /* Roles and reserved part bytes are checked before allocating, so the
+     * common refusals cost no malloc/free. */
+    const uint8_t *parts = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    uint32_t previous_role = 0;
+    for (uint32_t i = 0; i < part_count; i++) {
+        const uint8_t *p = parts + HURRAY__DESCRIPTOR_PART_LEN * i;
+        uint32_t role = p[0];
+        if (role < HURRAY_ROLE_VALUES || role > HURRAY_ROLE_GLOBAL_SCALE) {
+            return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %u: role %u is unknown",
+                                (unsigned)i, (unsigned)role);
+        }
+        if (role <= previous_role) {
+            return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                                "descriptor: part %u: role %s comes after %s (roles must be in "
+                                "increasing order, each at most once)",
+                                (unsigned)i, hurray__role_name(role),
+                                hurray__role_name(previous_role));
+        }
+        if (p[3] != 0) {
+            return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                                "descriptor: part %s: reserved byte 3 is not zero",
+                                hurray__role_name(role));
+        }
+        previous_role = role;
+    }
+
+    HurrayDescriptor *desc = malloc(sizeof *desc);
+    if (desc == NULL) {
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_descriptor_decode: out of memory");
+    }
+    desc->rank = rank;
+    desc->byte_order = bytes[9];
+    desc->packing = bytes[10];
+    desc->scheme = bytes[11];
+    desc->granularity = bytes[12];
+    desc->axis = get32(bytes + 16);
+    desc->ggml_type = get32(bytes + 20);
+    desc->block_size = get64(bytes + 24);
+    const uint8_t *dims = bytes + HURRAY__DESCRIPTOR_HEADER_LEN;
+    for (uint32_t k = 0; k < rank; k++) {
+        desc->shape[k] = get64(dims + 8 * k);
+        desc->strides[k] = to_signed(get64(dims + 8 * (rank + k)));
+    }
+    memset(desc->parts, 0, sizeof desc->parts);
+    for (uint32_t i = 0; i < part_count; i++) {
+        const uint8_t *p = parts + HURRAY__DESCRIPTOR_PART_LEN * i;
+        desc->parts[p[0] - 1] = (HurrayDescriptorPart){
+            .present = 1, .dtype = p[1], .layout = p[2],
+            .buffer_index = get32(p + 4), .byte_offset = get64(p + 8)};
+    }
+    HurrayStatus status = hurray__descriptor_check(desc);
+    if (status != HURRAY_OK) {
+        free(desc);
+        return status;
+    }
+    *out = desc;
+    return HURRAY_OK;
+}

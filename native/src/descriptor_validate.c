@@ -1,0 +1,486 @@
+/*
+ * descriptor_validate.c -- every semantic rule of a descriptor, in one
+ * function that decode, encode, check_buffers and hurray_descriptor_validate
+ * share, so a descriptor one of them accepts the others accept too.
+ *
+ * The order of the checks matters only in that later ones may rely on
+ * earlier ones: codes are known before they index a table, the element count
+ * fits before strides are compared, and the cross-field rules hold before
+ * the reach of each part is computed.
+ */
+#include <inttypes.h>
+#include <stddef.h>
+
+#include "descriptor.h"
+#include "dtype.h"
+#include "status.h"
+
+#define INVALID HURRAY_ERROR_INVALID_DESCRIPTOR
+
+const char *hurray__role_name(uint32_t role)
+{
+    switch (role) {
+    case HURRAY_ROLE_VALUES: return "values";
+    case HURRAY_ROLE_SCALE: return "scale";
+    case HURRAY_ROLE_ZERO_POINT: return "zero_point";
+    case HURRAY_ROLE_GLOBAL_SCALE: return "global_scale";
+    default: return "?";
+    }
+}
+
+static const char *packing_name(uint32_t packing)
+{
+    switch (packing) {
+    case HURRAY_PACKING_NONE: return "none";
+    case HURRAY_PACKING_PADDED: return "padded";
+    case HURRAY_PACKING_LSB_FIRST: return "lsb_first";
+    case HURRAY_PACKING_GGML_SPLIT: return "ggml_split";
+    default: return "?";
+    }
+}
+
+static const char *scheme_name(uint32_t scheme)
+{
+    switch (scheme) {
+    case HURRAY_SCHEME_NONE: return "none";
+    case HURRAY_SCHEME_AFFINE: return "affine";
+    case HURRAY_SCHEME_MICROSCALING: return "microscaling";
+    case HURRAY_SCHEME_GGML: return "ggml";
+    default: return "?";
+    }
+}
+
+static const char *granularity_name(uint32_t granularity)
+{
+    switch (granularity) {
+    case HURRAY_GRANULARITY_NONE: return "none";
+    case HURRAY_GRANULARITY_PER_TENSOR: return "per_tensor";
+    case HURRAY_GRANULARITY_PER_AXIS: return "per_axis";
+    case HURRAY_GRANULARITY_PER_BLOCK: return "per_block";
+    default: return "?";
+    }
+}
+
+static const HurrayDescriptorPart *part_of(const HurrayDescriptor *desc, uint32_t role)
+{
+    const HurrayDescriptorPart *part = &desc->parts[role - 1];
+    return part->present ? part : NULL;
+}
+
+/* Codes first: every later rule may use them as table keys. */
+static HurrayStatus check_codes(const HurrayDescriptor *desc)
+{
+    if (desc->rank > HURRAY_MAX_RANK) {
+        return hurray__fail(INVALID, "descriptor: rank %u exceeds %d", (unsigned)desc->rank,
+                            HURRAY_MAX_RANK);
+    }
+    if (desc->byte_order > HURRAY_BYTE_ORDER_BIG) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: byte order %u is unknown",
+                            (unsigned)desc->byte_order);
+    }
+    if (desc->packing > HURRAY_PACKING_GGML_SPLIT) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: packing %u is unknown",
+                            (unsigned)desc->packing);
+    }
+    if (desc->scheme > HURRAY_SCHEME_GGML) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: scheme %u is unknown",
+                            (unsigned)desc->scheme);
+    }
+    if (desc->granularity > HURRAY_GRANULARITY_PER_BLOCK) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: granularity %u is unknown",
+                            (unsigned)desc->granularity);
+    }
+    if (desc->ggml_type != 0 && hurray__ggml_name(desc->ggml_type) == NULL) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: ggml type %u is unknown",
+                            (unsigned)desc->ggml_type);
+    }
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        const HurrayDescriptorPart *part = part_of(desc, role);
+        if (part == NULL) {
+            continue;
+        }
+        if (!hurray__dtype_is_known(part->dtype)) {
+            return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %s: dtype %u is unknown",
+                                hurray__role_name(role), (unsigned)part->dtype);
+        }
+        if (part->layout > HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
+            return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                                "descriptor: part %s: layout %u is unknown",
+                                hurray__role_name(role), (unsigned)part->layout);
+        }
+    }
+    return HURRAY_OK;
+}
+
+HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count)
+{
+    uint32_t used = 0; /* bit i: some part lives in buffer i */
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        const HurrayDescriptorPart *part = part_of(desc, role);
+        if (part == NULL) {
+            continue;
+        }
+        /* At most 4 parts, so any index of 4 or more must leave a gap. */
+        if (part->buffer_index >= HURRAY_MAX_PARTS) {
+            return hurray__fail(INVALID,
+                                "descriptor: part %s: buffer index %" PRIu64
+                                " leaves a gap (buffer indices must be exactly 0 .. k-1)",
+                                hurray__role_name(role), part->buffer_index);
+        }
+        used |= 1u << part->buffer_index;
+    }
+    uint32_t count = 0;
+    while (used & (1u << count)) {
+        count++;
+    }
+    if ((used >> count) != 0) {
+        return hurray__fail(INVALID,
+                            "descriptor: buffer indices leave a gap: no part uses buffer %u "
+                            "(buffer indices must be exactly 0 .. k-1)",
+                            (unsigned)count);
+    }
+    *out_count = count;
+    return HURRAY_OK;
+}
+
+/* Layer 2: the values part and how its elements are stored. */
+static HurrayStatus check_values(const HurrayDescriptor *desc)
+{
+    const HurrayDescriptorPart *values = part_of(desc, HURRAY_ROLE_VALUES);
+    if (values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR) {
+        return hurray__fail(INVALID, "descriptor: part values: layout must be row_major (0), not %u",
+                            (unsigned)values->layout);
+    }
+    uint32_t bits = hurray__dtype_bits(values->dtype);
+    const char *name = hurray__dtype_name(values->dtype);
+    if (bits >= 8) {
+        if (desc->packing != HURRAY_PACKING_NONE) {
+            return hurray__fail(INVALID,
+                                "descriptor: packing: %s does not fit dtype %s (a type of 8 bits "
+                                "or more takes packing none)",
+                                packing_name(desc->packing), name);
+        }
+        return HURRAY_OK;
+    }
+    switch (desc->packing) {
+    case HURRAY_PACKING_NONE:
+        return hurray__fail(INVALID,
+                            "descriptor: packing: none does not fit dtype %s, which is %u bits "
+                            "wide (say padded, lsb_first or ggml_split)",
+                            name, (unsigned)bits);
+    case HURRAY_PACKING_PADDED:
+        return HURRAY_OK;
+    case HURRAY_PACKING_LSB_FIRST:
+        if (bits != 1 && bits != 2 && bits != 4) {
+            return hurray__fail(INVALID,
+                                "descriptor: packing: lsb_first needs a width of 1, 2 or 4 bits; "
+                                "dtype %s is %u bits wide",
+                                name, (unsigned)bits);
+        }
+        return HURRAY_OK;
+    default: /* HURRAY_PACKING_GGML_SPLIT; codes were checked first */
+        if (bits != 4) {
+            return hurray__fail(INVALID,
+                                "descriptor: packing: ggml_split needs a 4-bit dtype, not %s", name);
+        }
+        if (desc->rank == 0 || desc->shape[desc->rank - 1] % 32 != 0) {
+            return hurray__fail(INVALID,
+                                "descriptor: packing: ggml_split needs a last dimension that is "
+                                "a multiple of 32");
+        }
+        if (!hurray__descriptor_is_row_major(desc)) {
+            return hurray__fail(INVALID,
+                                "descriptor: strides: packing ggml_split needs a row-major "
+                                "contiguous tensor");
+        }
+        return HURRAY_OK;
+    }
+}
+
+/* Fields that must be zero when what they describe is absent. */
+static HurrayStatus check_zero_fields(const HurrayDescriptor *desc)
+{
+    if (desc->ggml_type != 0 && desc->scheme != HURRAY_SCHEME_GGML) {
+        return hurray__fail(INVALID,
+                            "descriptor: ggml type: must be zero unless the scheme is ggml "
+                            "(scheme is %s)",
+                            scheme_name(desc->scheme));
+    }
+    if (desc->block_size != 0 && desc->granularity != HURRAY_GRANULARITY_PER_BLOCK) {
+        return hurray__fail(INVALID,
+                            "descriptor: block size: must be zero unless the granularity is "
+                            "per_block (granularity is %s)",
+                            granularity_name(desc->granularity));
+    }
+    if (desc->axis != 0 && desc->granularity != HURRAY_GRANULARITY_PER_AXIS &&
+        desc->granularity != HURRAY_GRANULARITY_PER_BLOCK) {
+        return hurray__fail(INVALID,
+                            "descriptor: axis: must be zero when the granularity has no axis "
+                            "(granularity is %s)",
+                            granularity_name(desc->granularity));
+    }
+    return HURRAY_OK;
+}
+
+/* The axis and block size of a per-axis or per-block granularity. */
+static HurrayStatus check_axis(const HurrayDescriptor *desc)
+{
+    if (desc->granularity != HURRAY_GRANULARITY_PER_AXIS &&
+        desc->granularity != HURRAY_GRANULARITY_PER_BLOCK) {
+        return HURRAY_OK;
+    }
+    if (desc->axis >= desc->rank) {
+        return hurray__fail(INVALID, "descriptor: axis: %u is not below the rank %u",
+                            (unsigned)desc->axis, (unsigned)desc->rank);
+    }
+    if (desc->granularity == HURRAY_GRANULARITY_PER_BLOCK) {
+        if (desc->block_size == 0) {
+            return hurray__fail(INVALID, "descriptor: block size: is zero");
+        }
+        uint64_t extent = desc->shape[desc->axis];
+        if (extent % desc->block_size != 0) {
+            return hurray__fail(INVALID,
+                                "descriptor: block size: %" PRIu64 " does not divide shape[%u] = %" PRIu64,
+                                desc->block_size, (unsigned)desc->axis, extent);
+        }
+    }
+    return HURRAY_OK;
+}
+
+static HurrayStatus forbid_part(const HurrayDescriptor *desc, uint32_t role)
+{
+    if (part_of(desc, role) != NULL) {
+        return hurray__fail(INVALID, "descriptor: part %s: scheme %s has none",
+                            hurray__role_name(role), scheme_name(desc->scheme));
+    }
+    return HURRAY_OK;
+}
+
+static HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t role)
+{
+    if (part_of(desc, role) == NULL) {
+        return hurray__fail(INVALID, "descriptor: part %s: missing (scheme %s needs one)",
+                            hurray__role_name(role), scheme_name(desc->scheme));
+    }
+    return HURRAY_OK;
+}
+
+/* Rules every parameter part (scale, zero point, global scale) obeys. */
+static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
+{
+    for (uint32_t role = HURRAY_ROLE_SCALE; role <= HURRAY_ROLE_GLOBAL_SCALE; role++) {
+        const HurrayDescriptorPart *part = part_of(desc, role);
+        if (part == NULL) {
+            continue;
+        }
+        /* A parameter part has no packing field of its own, so its
+         * elements must be whole bytes to have one meaning. */
+        if (hurray__dtype_bits(part->dtype) % 8 != 0) {
+            return hurray__fail(INVALID,
+                                "descriptor: part %s: dtype %s is narrower than a byte "
+                                "(parameter parts hold whole-byte elements)",
+                                hurray__role_name(role), hurray__dtype_name(part->dtype));
+        }
+        int swizzle_allowed = role == HURRAY_ROLE_SCALE &&
+                              desc->scheme == HURRAY_SCHEME_MICROSCALING;
+        if (part->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4 && !swizzle_allowed) {
+            return hurray__fail(INVALID,
+                                "descriptor: part %s: layout swizzled_128x4 is only for the scale "
+                                "of a microscaling scheme",
+                                hurray__role_name(role));
+        }
+    }
+    return HURRAY_OK;
+}
+
+#define TRY(expr)                                  \
+    do {                                           \
+        HurrayStatus try_status_ = (expr);         \
+        if (try_status_ != HURRAY_OK) {            \
+            return try_status_;                    \
+        }                                          \
+    } while (0)
+
+static HurrayStatus check_scheme_none(const HurrayDescriptor *desc)
+{
+    if (desc->granularity != HURRAY_GRANULARITY_NONE) {
+        return hurray__fail(INVALID, "descriptor: granularity: scheme none takes none, not %s",
+                            granularity_name(desc->granularity));
+    }
+    TRY(forbid_part(desc, HURRAY_ROLE_SCALE));
+    TRY(forbid_part(desc, HURRAY_ROLE_ZERO_POINT));
+    return forbid_part(desc, HURRAY_ROLE_GLOBAL_SCALE);
+}
+
+static HurrayStatus check_scheme_affine(const HurrayDescriptor *desc)
+{
+    if (desc->granularity == HURRAY_GRANULARITY_NONE) {
+        return hurray__fail(INVALID,
+                            "descriptor: granularity: scheme affine needs per_tensor, per_axis "
+                            "or per_block, not none");
+    }
+    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
+    if (!hurray__dtype_is_integer(values) && !hurray__dtype_is_fp8(values)) {
+        return hurray__fail(INVALID,
+                            "descriptor: part values: dtype %s cannot be affine-quantized "
+                            "(needs an integer or fp8 type)",
+                            hurray__dtype_name(values));
+    }
+    TRY(require_part(desc, HURRAY_ROLE_SCALE));
+    TRY(forbid_part(desc, HURRAY_ROLE_GLOBAL_SCALE));
+    uint32_t scale = part_of(desc, HURRAY_ROLE_SCALE)->dtype;
+    if (!hurray__dtype_is_wide_float(scale)) {
+        return hurray__fail(INVALID,
+                            "descriptor: part scale: dtype %s is not an affine scale type "
+                            "(float16, float32, float64 or bfloat16)",
+                            hurray__dtype_name(scale));
+    }
+    const HurrayDescriptorPart *zero_point = part_of(desc, HURRAY_ROLE_ZERO_POINT);
+    if (zero_point != NULL && !hurray__dtype_is_integer(zero_point->dtype) &&
+        !hurray__dtype_is_float(zero_point->dtype)) {
+        return hurray__fail(INVALID,
+                            "descriptor: part zero_point: dtype %s is neither an integer nor "
+                            "a float type",
+                            hurray__dtype_name(zero_point->dtype));
+    }
+    return check_axis(desc);
+}
+
+static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
+{
+    if (desc->granularity != HURRAY_GRANULARITY_PER_BLOCK) {
+        return hurray__fail(INVALID,
+                            "descriptor: granularity: scheme microscaling needs per_block, not %s",
+                            granularity_name(desc->granularity));
+    }
+    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
+    if (!hurray__dtype_is_fp8(values) && !hurray__dtype_is_fp6(values) &&
+        !hurray__dtype_is_fp4(values) && values != HURRAY_DTYPE_INT8) {
+        return hurray__fail(INVALID,
+                            "descriptor: part values: dtype %s cannot be microscaled (needs an "
+                            "fp8, fp6, fp4 or int8 type)",
+                            hurray__dtype_name(values));
+    }
+    TRY(require_part(desc, HURRAY_ROLE_SCALE));
+    TRY(forbid_part(desc, HURRAY_ROLE_ZERO_POINT));
+    TRY(check_axis(desc));
+    const HurrayDescriptorPart *scale = part_of(desc, HURRAY_ROLE_SCALE);
+    if (scale->dtype == HURRAY_DTYPE_FLOAT8_E8M0FNU) {
+        /* OCP Microscaling v1.0 */
+        if (desc->block_size != 32) {
+            return hurray__fail(INVALID,
+                                "descriptor: block size: OCP microscaling (scale float8_e8m0fnu) "
+                                "uses blocks of 32, not %" PRIu64,
+                                desc->block_size);
+        }
+    } else if (scale->dtype == HURRAY_DTYPE_FLOAT8_E4M3FN) {
+        /* NVFP4 */
+        if (desc->block_size != 16) {
+            return hurray__fail(INVALID,
+                                "descriptor: block size: NVFP4 (scale float8_e4m3fn) uses blocks "
+                                "of 16, not %" PRIu64,
+                                desc->block_size);
+        }
+        if (values != HURRAY_DTYPE_FLOAT4_E2M1FN) {
+            return hurray__fail(INVALID,
+                                "descriptor: part values: NVFP4 (scale float8_e4m3fn) needs "
+                                "float4_e2m1fn values, not %s",
+                                hurray__dtype_name(values));
+        }
+    } else {
+        return hurray__fail(INVALID,
+                            "descriptor: part scale: dtype %s is not a microscaling scale type "
+                            "(float8_e8m0fnu or float8_e4m3fn)",
+                            hurray__dtype_name(scale->dtype));
+    }
+    if (scale->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4 && (desc->rank != 2 || desc->axis != 1)) {
+        return hurray__fail(INVALID,
+                            "descriptor: part scale: layout swizzled_128x4 needs rank 2 and axis "
+                            "1 (rank is %u, axis %u)",
+                            (unsigned)desc->rank, (unsigned)desc->axis);
+    }
+    const HurrayDescriptorPart *global = part_of(desc, HURRAY_ROLE_GLOBAL_SCALE);
+    if (global != NULL && global->dtype != HURRAY_DTYPE_FLOAT32) {
+        return hurray__fail(INVALID, "descriptor: part global_scale: dtype must be float32, not %s",
+                            hurray__dtype_name(global->dtype));
+    }
+    return HURRAY_OK;
+}
+
+static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
+{
+    if (desc->granularity != HURRAY_GRANULARITY_NONE) {
+        return hurray__fail(INVALID, "descriptor: granularity: scheme ggml takes none, not %s",
+                            granularity_name(desc->granularity));
+    }
+    uint64_t block_elements, block_bytes;
+    if (!hurray__ggml_block(desc->ggml_type, &block_elements, &block_bytes)) {
+        return hurray__fail(INVALID, "descriptor: ggml type: missing (scheme ggml needs one)");
+    }
+    TRY(forbid_part(desc, HURRAY_ROLE_SCALE));
+    TRY(forbid_part(desc, HURRAY_ROLE_ZERO_POINT));
+    TRY(forbid_part(desc, HURRAY_ROLE_GLOBAL_SCALE));
+    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
+    if (values != HURRAY_DTYPE_UINT8) {
+        return hurray__fail(INVALID,
+                            "descriptor: part values: scheme ggml holds block bytes, so its "
+                            "dtype must be uint8, not %s",
+                            hurray__dtype_name(values));
+    }
+    if (desc->byte_order != HURRAY_BYTE_ORDER_LITTLE) {
+        return hurray__fail(INVALID, "descriptor: byte order: scheme ggml needs little-endian");
+    }
+    if (desc->rank == 0) {
+        return hurray__fail(INVALID, "descriptor: rank: scheme ggml needs at least one dimension");
+    }
+    uint64_t last = desc->shape[desc->rank - 1];
+    if (last % block_elements != 0) {
+        return hurray__fail(INVALID,
+                            "descriptor: shape[%u]: %" PRIu64 " is not a multiple of the %" PRIu64
+                            " elements of a %s block",
+                            (unsigned)(desc->rank - 1), last, block_elements,
+                            hurray__ggml_name(desc->ggml_type));
+    }
+    if (!hurray__descriptor_is_row_major(desc)) {
+        return hurray__fail(INVALID,
+                            "descriptor: strides: scheme ggml needs a row-major contiguous tensor");
+    }
+    return HURRAY_OK;
+}
+
+HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
+{
+    TRY(check_codes(desc));
+    if (part_of(desc, HURRAY_ROLE_VALUES) == NULL) {
+        return hurray__fail(INVALID, "descriptor: part values: missing");
+    }
+    uint32_t buffer_count = 0;
+    TRY(hurray__descriptor_buffer_indices(desc, &buffer_count));
+    uint64_t element_count = 0;
+    TRY(hurray__descriptor_element_count(desc, &element_count));
+    TRY(check_values(desc));
+    TRY(check_zero_fields(desc));
+    TRY(check_parameter_parts(desc));
+    switch (desc->scheme) {
+    case HURRAY_SCHEME_NONE: TRY(check_scheme_none(desc)); break;
+    case HURRAY_SCHEME_AFFINE: TRY(check_scheme_affine(desc)); break;
+    case HURRAY_SCHEME_MICROSCALING: TRY(check_scheme_microscaling(desc)); break;
+    default: TRY(check_scheme_ggml(desc)); break;
+    }
+    /* Last: the reach of each part, which the rules above make well defined. */
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        if (part_of(desc, role) != NULL) {
+            uint64_t before = 0, after = 0;
+            TRY(hurray__descriptor_part_reach(desc, role, &before, &after));
+        }
+    }
+    return HURRAY_OK;
+}
+
+HurrayStatus hurray_descriptor_validate(const HurrayDescriptor *desc)
+{
+    if (desc == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_validate: desc is NULL");
+    }
+    return hurray__descriptor_check(desc);
+}
