@@ -19,3 +19,11 @@ except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = "0+unknown"
 
 __all__ = ["C_ABI_VERSION", "HurrayError", "get_include", "get_library", "__version__"]
+
+# Descriptor, Tensor and the numpy bridge (layers 1-4 and 6).
+from .descriptor import Descriptor, Part  # noqa: E402
+from .dtypes import DTYPES, dtype_code, dtype_name, numpy_dtype  # noqa: E402
+from .numpy_bridge import from_numpy  # noqa: E402
+from .tensor import Tensor  # noqa: E402
+
+__all__ += ["DTYPES", "Descriptor", "Part", "Tensor", "dtype_code", "dtype_name", "from_numpy", "numpy_dtype"]

@@ -1,0 +1,449 @@
+"""Descriptor: layers 1-3 and the role-to-buffer map, held as a C HurrayDescriptor.
+
+Every rule lives in the C library: building calls its setters then
+``hurray_descriptor_validate`` and ``hurray_descriptor_encode``; decoding calls
+``hurray_descriptor_decode``. Python only translates names to codes and
+reads the fields back. A Descriptor never changes once made, so its encoding
+and its fields are read once and cached.
+"""
+import operator
+from typing import NamedTuple
+
+from . import dtypes as _dtypes
+from ._ffi import ffi, lib
+from .errors import HurrayOverflowError, InvalidArgumentError, check
+
+__all__ = ["Descriptor", "Part"]
+
+# The longest encoding: 32 + 16 * HURRAY_MAX_RANK + 16 * HURRAY_MAX_PARTS.
+_MAX_ENCODED_LEN = 32 + 16 * lib.HURRAY_MAX_RANK + 16 * lib.HURRAY_MAX_PARTS
+_U32 = 1 << 32
+_U64 = 1 << 64
+_I64 = 1 << 63
+
+
+def _enum(prefix):
+    """{code: lowercase name} for the header's constants named prefix + NAME."""
+    return {getattr(lib, n): n[len(prefix):].lower() for n in dir(lib) if n.startswith(prefix)}
+
+
+BYTE_ORDERS = _enum("HURRAY_BYTE_ORDER_")
+PACKINGS = _enum("HURRAY_PACKING_")
+SCHEMES = _enum("HURRAY_SCHEME_")
+GRANULARITIES = _enum("HURRAY_GRANULARITY_")
+ROLES = _enum("HURRAY_ROLE_")
+LAYOUTS = _enum("HURRAY_PART_LAYOUT_")
+GGML_TYPES = _enum("HURRAY_GGML_")
+_CODES = {
+    id(table): {name: code for code, name in table.items()}
+    for table in (BYTE_ORDERS, PACKINGS, SCHEMES, GRANULARITIES, ROLES, LAYOUTS, GGML_TYPES)
+}
+
+
+def _code(table, value, field):
+    """The code for a lowercase name, or an integer code passed through for C to judge."""
+    if isinstance(value, str):
+        code = _CODES[id(table)].get(value.lower())
+        if code is None:
+            known = ", ".join(repr(n) for n in table.values())
+            raise InvalidArgumentError(f"{field} {value!r} is not one of {known}")
+        return code
+    return _uint(value, field, _U32)
+
+
+def _name(table, code):
+    return table.get(code, code)
+
+
+def _uint(value, field, limit):
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{field} must be an integer, not a bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
+    if value < 0:
+        raise InvalidArgumentError(f"{field} must not be negative (got {value})")
+    if value >= limit:
+        raise HurrayOverflowError(f"{field} {value} does not fit in {limit.bit_length() - 1} bits")
+    return value
+
+
+def _int64(value, field):
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{field} must be an integer, not a bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
+    if not -_I64 <= value < _I64:
+        raise HurrayOverflowError(f"{field} {value} does not fit in a signed 64-bit integer")
+    return value
+
+
+def _ints(values, field, convert, *args):
+    if isinstance(values, (str, bytes)):
+        raise InvalidArgumentError(f"{field} must be a sequence of integers, not {type(values).__name__}")
+    try:
+        items = list(values)
+    except TypeError:
+        items = [values]  # a bare integer: one dimension
+    return [convert(v, f"{field}[{i}]", *args) for i, v in enumerate(items)]
+
+
+class Part(NamedTuple):
+    """Where one role's elements live: their dtype, buffer, byte offset and layout."""
+
+    dtype: str
+    buffer_index: int = 0
+    byte_offset: int = 0
+    layout: str = "row_major"
+
+
+def _as_part(role, spec, values_dtype):
+    """A user's part spec (Part, tuple or dict; the values dtype may be left out) as codes."""
+    if isinstance(spec, dict):
+        fields = dict(spec)
+        if role == "values":
+            fields.setdefault("dtype", values_dtype)
+        try:
+            spec = Part(**fields)
+        except TypeError as exc:
+            raise InvalidArgumentError(f"part {role!r}: {exc}") from None
+    elif isinstance(spec, tuple) and not isinstance(spec, Part):
+        try:
+            spec = Part(*spec)
+        except TypeError as exc:
+            raise InvalidArgumentError(f"part {role!r}: {exc}") from None
+    elif not isinstance(spec, Part):
+        raise InvalidArgumentError(f"part {role!r} must be a Part, tuple or dict, not {type(spec).__name__}")
+    return (
+        _dtypes.dtype_code(spec.dtype),
+        _uint(spec.buffer_index, f"part {role!r} buffer_index", _U64),
+        _uint(spec.byte_offset, f"part {role!r} byte_offset", _U64),
+        _code(LAYOUTS, spec.layout, f"part {role!r} layout"),
+    )
+
+
+def _destroy(handle):
+    box = ffi.new("HurrayDescriptor **", handle)
+    lib.hurray_descriptor_destroy(box)
+
+
+class Descriptor:
+    """An immutable, validated tensor descriptor (layers 1-4).
+
+    Make one with :meth:`build` or :meth:`decode`; :meth:`encode` gives its
+    canonical bytes. Two descriptors are equal when their encodings are.
+    """
+
+    __slots__ = ("_handle", "_bytes", "_fields", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("make a Descriptor with Descriptor.build(...) or Descriptor.decode(bytes)")
+
+    @classmethod
+    def _adopt(cls, raw):
+        """Own the C descriptor `raw` (destroying it if it fails to encode)."""
+        self = object.__new__(cls)
+        self._handle = ffi.gc(raw, _destroy)
+        self._fields = None
+        out = ffi.new("uint8_t[]", _MAX_ENCODED_LEN)
+        out_len = ffi.new("uint64_t *")
+        # Encoding validates again: nothing invalid ever gets a Descriptor.
+        check(lib.hurray_descriptor_encode(self._handle, out, _MAX_ENCODED_LEN, out_len))
+        self._bytes = bytes(ffi.buffer(out, out_len[0]))
+        return self
+
+    @classmethod
+    def decode(cls, data):
+        """Decode and validate descriptor bytes (any bytes-like object)."""
+        try:
+            raw_bytes = memoryview(data).tobytes()
+        except TypeError:
+            raise InvalidArgumentError(
+                f"descriptor bytes must be bytes-like, not {type(data).__name__}"
+            ) from None
+        box = ffi.new("HurrayDescriptor **")
+        check(lib.hurray_descriptor_decode(ffi.from_buffer("uint8_t[]", raw_bytes), len(raw_bytes), box))
+        return cls._adopt(box[0])
+
+    @classmethod
+    def build(
+        cls,
+        dtype,
+        shape,
+        strides=None,
+        *,
+        byte_order="little",
+        packing=None,
+        scheme="none",
+        granularity="none",
+        axis=0,
+        block_size=0,
+        ggml_type=None,
+        parts=None,
+    ):
+        """Build and validate a descriptor.
+
+        `dtype` is a Hurray name, code or numpy dtype; `strides` count
+        elements (row-major contiguous when None). `packing` None keeps the
+        C library's default for the dtype (none for whole bytes, lsb_first
+        for 1, 2 and 4 bits, padded for fp6). `parts` maps role names
+        ("values", "scale", "zero_point", "global_scale") to
+        ``Part(dtype, buffer_index, byte_offset, layout)``, a tuple of those
+        fields, or a dict of some of them; the values part defaults to the
+        tensor's dtype in buffer 0 at byte offset 0.
+        """
+        dtype_code = _dtypes.dtype_code(dtype)
+        shape = _ints(shape, "shape", _uint, _U64)
+        if strides is not None:
+            strides = _ints(strides, "strides", _int64)
+        codes = {}
+        for role, spec in (parts or {}).items():
+            role_code = _code(ROLES, role, "role")
+            codes[role_code] = _as_part(_name(ROLES, role_code), spec, dtype_code)
+        values = codes.get(lib.HURRAY_ROLE_VALUES)
+        if values is not None and values[0] != dtype_code:
+            raise InvalidArgumentError(
+                f"the values part's dtype {_dtypes.dtype_name(values[0])} differs from the "
+                f"tensor's dtype {_dtypes.dtype_name(dtype_code)}"
+            )
+        return cls._from_codes(
+            dtype_code,
+            shape,
+            strides,
+            _code(BYTE_ORDERS, byte_order, "byte_order"),
+            None if packing is None else _code(PACKINGS, packing, "packing"),
+            (
+                _code(SCHEMES, scheme, "scheme"),
+                _code(GRANULARITIES, granularity, "granularity"),
+                _uint(axis, "axis", _U32),
+                _uint(block_size, "block_size", _U64),
+                0 if ggml_type is None else _code(GGML_TYPES, ggml_type, "ggml_type"),
+            ),
+            codes,
+        )
+
+    @classmethod
+    def _from_codes(cls, dtype_code, shape, strides, byte_order, packing, quantization, parts):
+        """Build from already-checked integers; the fast path for from_numpy."""
+        box = ffi.new("HurrayDescriptor **")
+        check(lib.hurray_descriptor_new(dtype_code, len(shape), ffi.new("uint64_t[]", shape), box))
+        raw = box[0]
+        try:
+            if strides is not None:
+                check(lib.hurray_descriptor_set_strides(raw, len(strides), ffi.new("int64_t[]", strides)))
+            if byte_order != lib.HURRAY_BYTE_ORDER_LITTLE:
+                check(lib.hurray_descriptor_set_byte_order(raw, byte_order))
+            if packing is not None:
+                check(lib.hurray_descriptor_set_packing(raw, packing))
+            if quantization is not None:
+                check(lib.hurray_descriptor_set_quantization(raw, *quantization))
+            for role in sorted(parts):
+                check(lib.hurray_descriptor_set_part(raw, role, *parts[role]))
+            check(lib.hurray_descriptor_validate(raw))
+        except BaseException:
+            _destroy(raw)
+            raise
+        return cls._adopt(raw)
+
+    # ---- the C handle --------------------------------------------------
+
+    @property
+    def handle(self):
+        """The borrowed ``HurrayDescriptor *`` (cffi pointer); valid until close()."""
+        if self._handle is None:
+            raise InvalidArgumentError("the descriptor is closed")
+        return self._handle
+
+    def close(self):
+        """Free the C descriptor now. Fields and encoding stay readable; close twice is fine."""
+        if self._handle is None:
+            return
+        self._read_fields()
+        handle, self._handle = self._handle, None
+        ffi.release(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- encoding and identity -----------------------------------------
+
+    def encode(self):
+        """The canonical descriptor bytes."""
+        return self._bytes
+
+    def __bytes__(self):
+        return self._bytes
+
+    def __eq__(self, other):
+        if not isinstance(other, Descriptor):
+            return NotImplemented
+        return self._bytes == other._bytes
+
+    def __hash__(self):
+        return hash(self._bytes)
+
+    def __reduce__(self):
+        return (Descriptor.decode, (self._bytes,))
+
+    # ---- fields --------------------------------------------------------
+
+    def _read_fields(self):
+        if self._fields is not None:
+            return self._fields
+        h = self.handle
+        u32 = ffi.new("uint32_t[3]")
+        u64 = ffi.new("uint64_t[2]")
+        check(lib.hurray_descriptor_dtype(h, u32))
+        dtype = u32[0]
+        check(lib.hurray_descriptor_rank(h, u32))
+        rank = u32[0]
+        shape_p = ffi.new("const uint64_t **")
+        strides_p = ffi.new("const int64_t **")
+        check(lib.hurray_descriptor_shape(h, shape_p))
+        check(lib.hurray_descriptor_strides(h, strides_p))
+        shape = tuple(shape_p[0][0:rank])
+        strides = tuple(strides_p[0][0:rank])
+        check(lib.hurray_descriptor_byte_order(h, u32))
+        byte_order = u32[0]
+        check(lib.hurray_descriptor_packing(h, u32))
+        packing = u32[0]
+        ggml_type = ffi.new("uint32_t *")
+        check(lib.hurray_descriptor_quantization(h, u32, u32 + 1, u32 + 2, u64, ggml_type))
+        scheme, granularity, axis, block_size = u32[0], u32[1], u32[2], u64[0]
+        parts = {}
+        for role in sorted(ROLES):
+            status = lib.hurray_descriptor_part(h, role, u32, u64, u64 + 1, u32 + 1)
+            if status == lib.HURRAY_ERROR_NOT_FOUND:
+                continue
+            check(status)
+            parts[_name(ROLES, role)] = Part(
+                _dtypes.dtype_name(u32[0]), u64[0], u64[1], _name(LAYOUTS, u32[1])
+            )
+        check(lib.hurray_descriptor_buffer_count(h, u64))
+        self._fields = {
+            "dtype_code": dtype,
+            "dtype": _dtypes.dtype_name(dtype),
+            "shape": shape,
+            "strides": strides,
+            "byte_order": _name(BYTE_ORDERS, byte_order),
+            "packing": _name(PACKINGS, packing),
+            "scheme": _name(SCHEMES, scheme),
+            "granularity": _name(GRANULARITIES, granularity),
+            "axis": axis,
+            "block_size": block_size,
+            "ggml_type": None if ggml_type[0] == 0 else _name(GGML_TYPES, ggml_type[0]),
+            "parts": parts,
+            "buffer_count": u64[0],
+        }
+        return self._fields
+
+    @property
+    def dtype(self):
+        """The element type's name ("float32", "int4", ...)."""
+        return self._read_fields()["dtype"]
+
+    @property
+    def dtype_code(self):
+        """The element type's HurrayDtype code."""
+        return self._read_fields()["dtype_code"]
+
+    @property
+    def bits(self):
+        """The width of one element in bits."""
+        return _dtypes.dtype_bits(self.dtype_code)
+
+    @property
+    def shape(self):
+        return self._read_fields()["shape"]
+
+    @property
+    def strides(self):
+        """Strides in elements (not bytes); may be negative or zero."""
+        return self._read_fields()["strides"]
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        """The element count."""
+        count = 1
+        for n in self.shape:
+            count *= n
+        return count
+
+    @property
+    def byte_order(self):
+        return self._read_fields()["byte_order"]
+
+    @property
+    def packing(self):
+        return self._read_fields()["packing"]
+
+    @property
+    def scheme(self):
+        return self._read_fields()["scheme"]
+
+    @property
+    def granularity(self):
+        return self._read_fields()["granularity"]
+
+    @property
+    def axis(self):
+        return self._read_fields()["axis"]
+
+    @property
+    def block_size(self):
+        return self._read_fields()["block_size"]
+
+    @property
+    def ggml_type(self):
+        """The GGML block format ("q4_0", ...) or None."""
+        return self._read_fields()["ggml_type"]
+
+    @property
+    def parts(self):
+        """{role name: Part}, in role order; a fresh dict each time."""
+        return dict(self._read_fields()["parts"])
+
+    @property
+    def byte_offset(self):
+        """Where the values part starts in its buffer."""
+        return self._read_fields()["parts"]["values"].byte_offset
+
+    @property
+    def buffer_count(self):
+        return self._read_fields()["buffer_count"]
+
+    def __repr__(self):
+        f = self._read_fields()
+        items = [f"dtype={f['dtype']!r}", f"shape={f['shape']!r}", f"strides={f['strides']!r}"]
+        if f["byte_order"] != "little":
+            items.append(f"byte_order={f['byte_order']!r}")
+        if f["packing"] != "none":
+            items.append(f"packing={f['packing']!r}")
+        if f["scheme"] != "none":
+            items.append(f"scheme={f['scheme']!r}")
+            items.append(f"granularity={f['granularity']!r}")
+            if f["granularity"] in ("per_axis", "per_block"):
+                items.append(f"axis={f['axis']}")
+            if f["granularity"] == "per_block":
+                items.append(f"block_size={f['block_size']}")
+            if f["ggml_type"] is not None:
+                items.append(f"ggml_type={f['ggml_type']!r}")
+        default_values = Part(f["dtype"])
+        if f["parts"] != {"values": default_values}:
+            parts = ", ".join(
+                f"{role!r}: Part({p.dtype!r}, {p.buffer_index}, {p.byte_offset}, {p.layout!r})"
+                for role, p in f["parts"].items()
+            )
+            items.append(f"parts={{{parts}}}")
+        return f"Descriptor({', '.join(items)})"
+

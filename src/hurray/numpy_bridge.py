@@ -1,0 +1,61 @@
+"""from_numpy: a zero-copy Tensor over a numpy (or ml_dtypes) array.
+
+The buffer is the span from the lowest to the highest byte the array can
+reach, so negative, zero (broadcast) and gapped strides all fit; the values'
+byte offset is where element 0 lies in that span. The Tensor holds the array,
+which holds whatever owns its memory.
+"""
+import numpy as np
+
+from . import dtypes as _dtypes
+from ._ffi import lib
+from .descriptor import Descriptor
+from .errors import InvalidArgumentError
+from .tensor import Tensor
+
+__all__ = ["from_numpy"]
+
+
+def from_numpy(array):
+    """A Tensor sharing `array`'s memory; read-only arrays give read-only tensors.
+
+    Sub-byte ml_dtypes types (int4, float4_e2m1fn, ...) are stored one per
+    byte and so become PADDED tensors. Object, structured and other types
+    Hurray lacks raise UnsupportedError; strides that are not a whole number
+    of elements raise InvalidArgumentError.
+    """
+    if not isinstance(array, np.ndarray):
+        raise InvalidArgumentError(
+            f"from_numpy takes a numpy.ndarray, not {type(array).__name__}; convert with np.asarray first"
+        )
+    code, byte_order = _dtypes.from_numpy_dtype(array.dtype)
+    info = _dtypes.dtype_info(code)
+    itemsize = array.dtype.itemsize
+    empty = array.size == 0
+    strides = []
+    low = high = 0
+    for n, step in zip(array.shape, array.strides):
+        elements, rest = divmod(step, itemsize)
+        if rest:
+            if n > 1 and not empty:
+                raise InvalidArgumentError(
+                    f"a byte stride of {step} is not a whole number of {array.dtype} elements ({itemsize} bytes)"
+                )
+            elements = 0  # a dimension never stepped along: its stride is free
+        strides.append(elements)
+        if not empty:
+            reach = (n - 1) * step
+            if reach < 0:
+                low += reach
+            else:
+                high += reach
+    address = array.__array_interface__["data"][0]
+    if empty:
+        span, offset = (address, 0), 0
+    else:
+        span, offset = (address + low, high - low + itemsize), -low
+    packing = lib.HURRAY_PACKING_PADDED if info.sub_byte else lib.HURRAY_PACKING_NONE
+    parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)}
+    order = lib.HURRAY_BYTE_ORDER_BIG if byte_order == "big" else lib.HURRAY_BYTE_ORDER_LITTLE
+    desc = Descriptor._from_codes(code, array.shape, strides, order, packing, None, parts)
+    return Tensor(desc, (span,), owner=array, readonly=not array.flags.writeable)

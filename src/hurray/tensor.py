@@ -1,0 +1,272 @@
+"""Tensor: a descriptor, the spans of memory it describes, and who keeps them alive.
+
+A Tensor never owns memory itself: `owner` does, and the Tensor holds a
+strong reference to it. Spans are raw (address, nbytes) pairs, so the
+constructor always proves through ``hurray_descriptor_check_buffers`` that
+every byte the descriptor can reach lies inside them.
+"""
+import operator
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from ._ffi import ffi, lib
+from .descriptor import _U64, Descriptor, _uint
+from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError, check
+
+__all__ = ["Tensor"]
+
+
+def _check_spans(descriptor, spans):
+    """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
+    box = ffi.new("HurrayBufferList **")
+    check(lib.hurray_buffer_list_new(box))
+    buf = ffi.new("HurrayBuffer **")
+    try:
+        for address, nbytes in spans:
+            # release NULL: the list only borrows; the owner frees the memory.
+            check(lib.hurray_buffer_from_ptr(ffi.cast("void *", address), nbytes, ffi.NULL, ffi.NULL, buf))
+            status = lib.hurray_buffer_list_push(box[0], buf)
+            lib.hurray_buffer_destroy(buf)  # no-op once the list took it
+            check(status)
+        check(lib.hurray_descriptor_check_buffers(descriptor.handle, box[0]))
+    finally:
+        lib.hurray_buffer_list_destroy(box)
+
+
+class _Memory:
+    """One span as numpy sees it; arrays made from it keep the tensor alive."""
+
+    __slots__ = ("tensor", "__array_interface__")
+
+    def __init__(self, tensor, address, nbytes, readonly):
+        self.tensor = tensor
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "data": (address, readonly),
+        }
+
+
+class Tensor:
+    """A tensor over memory that `owner` keeps alive.
+
+    `buffers` is a sequence of (address, nbytes) spans, one per buffer the
+    descriptor refers to. `readonly` marks memory that must not be written:
+    numpy views of it are then read-only. The spans are checked against the
+    descriptor here, every time.
+    """
+
+    __slots__ = ("_descriptor", "_buffers", "_owner", "_readonly", "__weakref__")
+
+    def __init__(self, descriptor, buffers, owner=None, *, readonly=False):
+        if not isinstance(descriptor, Descriptor):
+            raise InvalidArgumentError(f"descriptor must be a hurray.Descriptor, not {type(descriptor).__name__}")
+        try:
+            pairs = [tuple(span) for span in buffers]
+        except TypeError:
+            raise InvalidArgumentError("buffers must be a sequence of (address, nbytes) pairs") from None
+        spans = []
+        for i, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise InvalidArgumentError(f"buffer {i} must be an (address, nbytes) pair, not {pair!r}")
+            spans.append((_uint(pair[0], f"buffer {i} address", _U64), _uint(pair[1], f"buffer {i} nbytes", _U64)))
+        spans = tuple(spans)
+        _check_spans(descriptor, spans)
+        self._descriptor = descriptor
+        self._buffers = spans
+        self._owner = owner
+        self._readonly = bool(readonly)
+
+    # ---- what it is ----------------------------------------------------
+
+    @property
+    def descriptor(self):
+        return self._descriptor
+
+    @property
+    def buffers(self):
+        """The (address, nbytes) spans, one per buffer."""
+        return self._buffers
+
+    @property
+    def owner(self):
+        """The object keeping the memory alive (may be None for static memory)."""
+        return self._owner
+
+    @property
+    def readonly(self):
+        return self._readonly
+
+    @property
+    def dtype(self):
+        """The element type's name."""
+        return self._descriptor.dtype
+
+    @property
+    def shape(self):
+        return self._descriptor.shape
+
+    @property
+    def strides(self):
+        """Strides in elements."""
+        return self._descriptor.strides
+
+    @property
+    def ndim(self):
+        return self._descriptor.ndim
+
+    @property
+    def size(self):
+        return self._descriptor.size
+
+    def __repr__(self):
+        d = self._descriptor
+        extra = "".join(
+            f", {name}={value!r}"
+            for name, value, default in (
+                ("packing", d.packing, "none"),
+                ("scheme", d.scheme, "none"),
+                ("byte_order", d.byte_order, "little"),
+            )
+            if value != default
+        )
+        ro = ", readonly=True" if self._readonly else ""
+        return f"<hurray.Tensor dtype={d.dtype!r} shape={d.shape!r}{extra}, buffers={len(self._buffers)}{ro}>"
+
+    def __reduce__(self):
+        raise TypeError("a hurray.Tensor holds raw addresses and cannot be pickled; pickle np.asarray(t) or its parts")
+
+    # ---- memory --------------------------------------------------------
+
+    def buffer(self, index):
+        """Buffer `index` as a zero-copy 1-D uint8 array that keeps this tensor alive."""
+        i = _index(index, "buffer index")
+        if not 0 <= i < len(self._buffers):
+            raise OutOfRangeError(f"buffer index {i} is outside 0 .. {len(self._buffers) - 1}")
+        address, nbytes = self._buffers[i]
+        array = np.asarray(_Memory(self, address, nbytes, self._readonly))
+        if self._readonly:
+            array.flags.writeable = False  # numpy ignores the flag for a NULL empty span
+        return array
+
+    def _numpy_dtype(self, purpose):
+        d = self._descriptor
+        dt, why = _dtypes._numpy_or_reason(_dtypes.dtype_info(d.dtype_code), d.byte_order)
+        if dt is None:
+            raise UnsupportedError(f"{purpose}: {why}")
+        return dt
+
+    def _stored_view(self, purpose):
+        """The values part as a zero-copy ndarray, for packings numpy can address."""
+        d = self._descriptor
+        if d.scheme == "ggml":
+            raise UnsupportedError(f"{purpose}: ggml {d.ggml_type} blocks: use Tensor.dequantize()")
+        if d.packing not in ("none", "padded"):
+            raise UnsupportedError(
+                f"{purpose}: packed {d.bits}-bit {d.packing} elements: use Tensor.unpack() for a padded copy"
+            )
+        dt = self._numpy_dtype(purpose)
+        values = d.parts["values"]
+        memory = self.buffer(values.buffer_index)
+        strides = []
+        for stride in d.strides:
+            step = stride * dt.itemsize
+            # Only a dimension of length 0 or 1 (or an empty tensor) can carry a
+            # stride this large past the check; it is never stepped along.
+            strides.append(step if -(1 << 63) <= step < (1 << 63) else 0)
+        offset = values.byte_offset
+        if d.size == 0:
+            offset = min(offset, memory.size)
+        try:
+            view = np.ndarray(d.shape, dt, buffer=memory, offset=offset, strides=tuple(strides))
+        except (ValueError, TypeError) as exc:
+            raise UnsupportedError(f"{purpose}: numpy cannot view this layout: {exc}") from None
+        if self._readonly:
+            view.flags.writeable = False
+        return view
+
+    def stored_values(self):
+        """The stored values as a zero-copy array, without dequantizing.
+
+        For a quantized tensor these are the codes (say int8 or int4), not
+        real numbers; packed sub-byte values need :meth:`unpack`.
+        """
+        return self._stored_view("Tensor.stored_values")
+
+    def __array__(self, dtype=None, copy=None):
+        d = self._descriptor
+        if d.scheme == "affine" or d.scheme == "microscaling":
+            raise UnsupportedError(
+                f"np.asarray: {d.scheme} {d.granularity} quantization: use Tensor.dequantize()"
+            )
+        view = self._stored_view("np.asarray")
+        if dtype is not None and np.dtype(dtype) != view.dtype:
+            if copy is False:
+                raise UnsupportedError(f"np.asarray: converting {d.dtype} to {np.dtype(dtype)} needs a copy")
+            return view.astype(dtype)
+        return view.copy() if copy else view
+
+    def unpack(self):
+        """The stored values as a new C-order array, sub-byte types one per byte.
+
+        Works for every packing; the result has the numpy or ml_dtypes type of
+        the element (int4, float4_e2m1fn, ...). Quantized values stay codes.
+        """
+        from . import packing
+
+        d = self._descriptor
+        if d.packing in ("none", "padded"):
+            return np.array(self._stored_view("Tensor.unpack"), order="C", copy=True)
+        if d.scheme == "ggml":
+            raise UnsupportedError(f"Tensor.unpack: ggml {d.ggml_type} blocks: use Tensor.dequantize()")
+        dt = self._numpy_dtype("Tensor.unpack")
+        values = d.parts["values"]
+        data = self.buffer(values.buffer_index)
+        if d.packing == "lsb_first":
+            codes = packing.unpack_strided(data, d.bits, values.byte_offset, d.shape, d.strides)
+        else:  # ggml_split: row-major contiguous, checked by the C library
+            start = values.byte_offset
+            span = data[start : start + packing.packed_nbytes(d.size, d.bits, d.packing)]
+            codes = packing.unpack(span, d.bits, d.size, d.packing).reshape(d.shape)
+        return codes.view(dt)
+
+    # ---- delegated to their own modules ---------------------------------
+
+    def dequantize(self):
+        """The real values as a new float32 array."""
+        from .dequantize import dequantize
+
+        return dequantize(self)
+
+    def to_gguf(self):
+        """The GGML block bytes of a scheme-"ggml" tensor (see hurray.gguf)."""
+        from .gguf import to_gguf
+
+        return to_gguf(self)
+
+    def __hurray__(self):
+        """A "hurray_tensor" capsule sharing this tensor's memory (see hurray.protocol)."""
+        from .protocol import to_capsule
+
+        return to_capsule(self)
+
+    def __dlpack__(self, *args, **kwargs):
+        from .dlpack import to_dlpack
+
+        return to_dlpack(self, *args, **kwargs)
+
+    def __dlpack_device__(self):
+        from .dlpack import dlpack_device
+
+        return dlpack_device(self)
+
+
+def _index(value, field):
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{field} must be an integer, not a bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
