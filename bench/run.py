@@ -1,0 +1,189 @@
+"""Benchmarks for the native protocol and the descriptor codec (`make bench`).
+
+Everything Python-side is measured in one process, in interleaved rounds, so
+that machine noise hits every case alike; each case keeps its best round.
+The C codec is measured by bench/descriptor_bench.c, compiled against the
+installed library. Results go to stdout as a table, and to
+docs/performance.md plus docs/_static/bench.svg.
+"""
+import argparse
+import gc
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+import numpy as np
+
+import hurray
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SIZES = [64, 4096, 1 << 20, 64 << 20, 1 << 30]
+
+
+def _human(nbytes):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
+class _ArrowProducer:
+    """An object that hands pyarrow a capsule pair, as a foreign producer would."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self._array.__arrow_c_array__(requested_schema)
+
+
+def python_cases():
+    """name -> zero-argument callable; each call is one exchange."""
+    cases = {}
+    small = np.ones(16, dtype=np.float32)
+    cases["np.from_dlpack(ndarray)"] = lambda: np.from_dlpack(small)
+    try:
+        import torch
+
+        t_small = torch.ones(16)
+        cases["torch.from_dlpack(tensor)"] = lambda: torch.from_dlpack(t_small)
+    except ImportError:
+        pass
+    try:
+        import pyarrow as pa
+
+        producer = _ArrowProducer(pa.array(small))
+        cases["pyarrow capsule round trip"] = lambda: pa.array(producer)
+    except ImportError:
+        pass
+    for size in SIZES:
+        t = hurray.from_numpy(np.empty(size, dtype=np.uint8))
+        cases[f"from_hurray, 1 buffer, {_human(size)}"] = (lambda t=t: hurray.from_hurray(t))
+    weights = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    from hurray.quantize import quantize_affine
+
+    quantized = quantize_affine(weights, dtype="int8", axis=0)
+    cases["from_hurray, 3 buffers (affine int8)"] = lambda: hurray.from_hurray(quantized)
+    plain = hurray.from_numpy(weights)
+    cases["from_hurray, 1 buffer, float32 64x64"] = lambda: hurray.from_hurray(plain)
+    from hurray._ffi import ffi, lib
+
+    cases["cffi: hurray_c_abi_version()"] = lib.hurray_c_abi_version
+    handle = plain.descriptor._handle if hasattr(plain.descriptor, "_handle") else None
+    if handle is not None:
+        out = ffi.new("uint32_t *")
+        cases["cffi: hurray_descriptor_rank(d, &out)"] = lambda: lib.hurray_descriptor_rank(handle, out)
+    return cases
+
+
+def measure(cases, rounds, calls):
+    best = {name: float("inf") for name in cases}
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, fn in cases.items():
+                n = calls
+                t0 = time.perf_counter_ns()
+                for _ in range(n):
+                    fn()
+                dt = (time.perf_counter_ns() - t0) / n
+                best[name] = min(best[name], dt)
+    finally:
+        gc.enable()
+    return best
+
+
+def c_codec():
+    """Compile and run the C codec benchmark; name -> ns per call."""
+    flags = subprocess.check_output([sys.executable, "-m", "hurray", "--cflags", "--libs"], text=True).split()
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "descriptor_bench")
+        cc = sysconfig.get_config_var("CC").split()[0] if sysconfig.get_config_var("CC") else "cc"
+        subprocess.check_call([cc, "-std=c11", "-O2", os.path.join(HERE, "descriptor_bench.c"), "-o", exe, *flags])
+        out = subprocess.check_output([exe], text=True)
+    return {name: float(value) for name, value in (line.split() for line in out.splitlines())}
+
+
+def targets(py, c):
+    dl = py["np.from_dlpack(ndarray)"]
+    rt = py["from_hurray, 1 buffer, float32 64x64"]
+    rows = [("from_hurray / np.from_dlpack", rt / dl, 5.0)]
+    if "pyarrow capsule round trip" in py:
+        rows.append(("from_hurray / pyarrow capsule round trip", rt / py["pyarrow capsule round trip"], 1.0))
+    sized = [py[f"from_hurray, 1 buffer, {_human(s)}"] for s in SIZES]
+    rows.append(("largest (1 GiB) / smallest (64 B)", sized[-1] / sized[0], 1.15))
+    rows.append(("3-buffer quantized / 1-buffer plain", py["from_hurray, 3 buffers (affine int8)"] / rt, 1.5))
+    rows.append(
+        ("C decode+destroy / DLManagedTensor baseline",
+         c["decode_destroy_quantized"] / c["dlmanaged_tensor_baseline"], 3.0)
+    )
+    return rows
+
+
+def table(py, c, rows):
+    lines = ["| call | ns per call |", "|---|---:|"]
+    lines += [f"| `{name}` | {ns:,.0f} |" for name, ns in py.items()]
+    lines += [f"| C: `{name}` | {ns:,.1f} |" for name, ns in c.items()]
+    lines += ["", "| target | measured | at most | met |", "|---|---:|---:|---|"]
+    lines += [f"| {name} | {value:.2f} | {limit:.2f} | {'yes' if value <= limit else 'NO'} |" for name, value, limit in rows]
+    return "\n".join(lines)
+
+
+def svg(py):
+    """A horizontal bar chart of the Python-side cases, without a plotting dependency."""
+    items = list(py.items())
+    width, bar_h, left = 760, 22, 330
+    top = max(ns for _, ns in items)
+    height = bar_h * len(items) + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">']
+    for i, (name, ns) in enumerate(items):
+        y = 10 + i * bar_h
+        w = max(1.0, (width - left - 80) * ns / top)
+        colour = "#2a7ab0" if name.startswith("from_hurray") else "#999999"
+        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{name}</text>')
+        parts.append(f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" fill="{colour}"/>')
+        parts.append(f'<text x="{left + w + 4:.1f}" y="{y + 15}">{ns:,.0f} ns</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def write_page(text, chart, machine):
+    with open(os.path.join(ROOT, "docs", "_static", "bench.svg"), "w", encoding="utf-8") as f:
+        f.write(chart + "\n")
+    page = f"""# Performance
+
+Written by `make bench` (`bench/run.py`); the numbers below are from its last
+run on {machine}. Python-side cases run interleaved in one process, best of
+the rounds; C cases come from `bench/descriptor_bench.c`.
+
+![ns per call](../_static/bench.svg)
+
+{text}
+"""
+    with open(os.path.join(ROOT, "docs", "performance.md"), "w", encoding="utf-8") as f:
+        f.write(page)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    args = parser.parse_args(argv)
+    py = measure(python_cases(), args.rounds, args.calls)
+    c = c_codec()
+    rows = targets(py, c)
+    text = table(py, c, rows)
+    print(text)
+    if not args.no_write:
+        machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, numpy {np.__version__}"
+        write_page(text, svg(py), machine)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
