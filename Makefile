@@ -42,3 +42,9 @@ bench: install
 
 clean:
 	rm -rf build _build $(VENV) src/*.egg-info
+
+# make fuzz -- the descriptor fuzzer (libFuzzer, ASan + UBSan) for FUZZ_SECONDS; see fuzz/run.sh
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz:
+	bash fuzz/run.sh $(FUZZ_SECONDS)
