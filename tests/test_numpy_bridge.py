@@ -227,7 +227,6 @@ def test_buffer_keeps_tensor_alive():
         (np.array([1, 2], "datetime64[s]"), UnsupportedError),
         (np.zeros(3, "V4"), UnsupportedError),
         ([1.0, 2.0], InvalidArgumentError),
-        (np.float32(1.0), InvalidArgumentError),
         (None, InvalidArgumentError),
     ],
 )
@@ -269,6 +268,13 @@ def test_array_dtype_and_copy_arguments():
     if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
         with pytest.raises(ValueError):
             np.array(t, dtype=np.float32, copy=False)
+
+
+def test_numpy_scalars_become_0d_tensors():
+    t = from_numpy(np.float32(1.5))
+    assert t.shape == () and t.dtype == "float32"
+    assert np.asarray(t).tolist() == 1.5
+    assert from_numpy(ml_dtypes.bfloat16(2.0)).dtype == "bfloat16"
 
 
 def test_errors_are_hurray_errors():

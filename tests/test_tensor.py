@@ -133,6 +133,24 @@ def test_quantized_asarray_names_what_is_lost():
     assert np.array_equal(t.unpack(), values)
 
 
+def test_values_in_a_later_buffer_at_an_offset():
+    scale = np.array([0.25], np.float32)
+    values = np.arange(20, dtype=np.uint8)
+    d = Descriptor.build("uint8", (2, 3), (-3, 1), scheme="affine", granularity="per_tensor",
+                         parts={"values": Part("uint8", 1, 10), "scale": Part("float32", 0)})
+    t = Tensor(d, [span(scale), span(values)], owner=(scale, values))
+    assert t.stored_values().tolist() == [[10, 11, 12], [7, 8, 9]]
+    assert np.shares_memory(t.stored_values(), values)
+    assert np.array_equal(t.buffer(0).view(np.float32), scale)
+
+
+def test_zero_d_tensor_at_an_offset():
+    data = np.arange(4, dtype=np.float32)
+    t = Tensor(Descriptor.build("float32", (), parts={"values": {"byte_offset": 8}}), [span(data)], owner=data)
+    back = np.asarray(t)
+    assert back.shape == () and back.tolist() == 2.0 and np.shares_memory(back, data)
+
+
 def test_ggml_asarray_names_the_block_format():
     blocks = np.zeros(2 * 18, np.uint8)
     t = Tensor(Descriptor.build("uint8", (2, 32), scheme="ggml", ggml_type="q4_0"), [span(blocks)], owner=blocks)

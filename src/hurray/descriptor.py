@@ -150,7 +150,8 @@ class Descriptor:
         self._fields = None
         out = ffi.new("uint8_t[]", _MAX_ENCODED_LEN)
         out_len = ffi.new("uint64_t *")
-        # Encoding validates again: nothing invalid ever gets a Descriptor.
+        # hurray_descriptor_encode runs hurray_descriptor_validate's checks
+        # first: nothing invalid ever becomes a Descriptor.
         check(lib.hurray_descriptor_encode(self._handle, out, _MAX_ENCODED_LEN, out_len))
         self._bytes = bytes(ffi.buffer(out, out_len[0]))
         return self
@@ -242,7 +243,6 @@ class Descriptor:
                 check(lib.hurray_descriptor_set_quantization(raw, *quantization))
             for role in sorted(parts):
                 check(lib.hurray_descriptor_set_part(raw, role, *parts[role]))
-            check(lib.hurray_descriptor_validate(raw))
         except BaseException:
             _destroy(raw)
             raise

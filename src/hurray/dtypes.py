@@ -28,9 +28,16 @@ __all__ = [
     "numpy_dtype",
 ]
 
-# numpy's own kinds we map by (kind, itemsize); anything else must be an
-# ml_dtypes type, recognised by its scalar type.
+# numpy's own types are mapped by (kind, itemsize); user-defined ones (type
+# numbers from NPY_USERDEF up, like every ml_dtypes type, some of which claim
+# kind "f") by their scalar type.
 _NUMPY_KINDS = "biufc"
+_NPY_USERDEF = 256
+
+
+def is_builtin(dt):
+    """True for numpy's own dtypes, False for user-defined ones such as ml_dtypes'."""
+    return dt.num < _NPY_USERDEF
 # ml_dtypes byte-swaps these whole (imaginary part first) instead of swapping
 # each float16/bfloat16 half as numpy does for its complex types, so their
 # non-native byte order means something else than the descriptor's.
@@ -84,7 +91,7 @@ _BY_SCALAR_TYPE = {}
 for _d in DTYPES:
     if _d.numpy is None:
         continue
-    if _d.numpy.kind in _NUMPY_KINDS:
+    if is_builtin(_d.numpy):
         _BY_NUMPY_KIND[(_d.numpy.kind, _d.numpy.itemsize)] = _d
     else:
         _BY_SCALAR_TYPE[_d.numpy.type] = _d
@@ -94,8 +101,8 @@ def _info_from_numpy(dt):
     """The DtypeInfo of a numpy dtype, or None."""
     if dt.fields is not None or dt.subdtype is not None:
         return None
-    if dt.kind in _NUMPY_KINDS:
-        return _BY_NUMPY_KIND.get((dt.kind, dt.itemsize))
+    if is_builtin(dt):
+        return _BY_NUMPY_KIND.get((dt.kind, dt.itemsize)) if dt.kind in _NUMPY_KINDS else None
     return _BY_SCALAR_TYPE.get(dt.type)
 
 

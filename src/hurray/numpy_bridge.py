@@ -15,21 +15,39 @@ from .tensor import Tensor
 
 __all__ = ["from_numpy"]
 
+# dtype -> (dtype code, byte order code, packing code or None for the C
+# default); only dtypes Hurray has get an entry.
+_CODES = {}
+
+
+def _codes_of(dt):
+    code, byte_order = _dtypes.from_numpy_dtype(dt)
+    order = lib.HURRAY_BYTE_ORDER_BIG if byte_order == "big" else lib.HURRAY_BYTE_ORDER_LITTLE
+    packing = lib.HURRAY_PACKING_PADDED if _dtypes.dtype_info(code).sub_byte else None
+    return code, order, packing
+
 
 def from_numpy(array):
     """A Tensor sharing `array`'s memory; read-only arrays give read-only tensors.
+
+    A numpy scalar becomes a 0-d tensor over a private copy.
 
     Sub-byte ml_dtypes types (int4, float4_e2m1fn, ...) are stored one per
     byte and so become PADDED tensors. Object, structured and other types
     Hurray lacks raise UnsupportedError; strides that are not a whole number
     of elements raise InvalidArgumentError.
     """
+    if isinstance(array, np.generic):
+        array = np.asarray(array)  # a scalar is immutable: its own 0-d copy is as good
     if not isinstance(array, np.ndarray):
         raise InvalidArgumentError(
             f"from_numpy takes a numpy.ndarray, not {type(array).__name__}; convert with np.asarray first"
         )
-    code, byte_order = _dtypes.from_numpy_dtype(array.dtype)
-    info = _dtypes.dtype_info(code)
+    dt = array.dtype
+    codes = _CODES.get(dt)
+    if codes is None:
+        codes = _CODES[dt] = _codes_of(dt)
+    code, order, packing = codes
     itemsize = array.dtype.itemsize
     empty = array.size == 0
     strides = []
@@ -54,8 +72,7 @@ def from_numpy(array):
         span, offset = (address, 0), 0
     else:
         span, offset = (address + low, high - low + itemsize), -low
-    packing = lib.HURRAY_PACKING_PADDED if info.sub_byte else lib.HURRAY_PACKING_NONE
-    parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)}
-    order = lib.HURRAY_BYTE_ORDER_BIG if byte_order == "big" else lib.HURRAY_BYTE_ORDER_LITTLE
+    # The C default values part is (dtype, buffer 0, offset 0, row-major).
+    parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)} if offset else {}
     desc = Descriptor._from_codes(code, array.shape, strides, order, packing, None, parts)
     return Tensor(desc, (span,), owner=array, readonly=not array.flags.writeable)

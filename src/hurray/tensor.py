@@ -35,18 +35,13 @@ def _check_spans(descriptor, spans):
 
 
 class _Memory:
-    """One span as numpy sees it; arrays made from it keep the tensor alive."""
+    """An array interface over tensor memory; arrays made from it keep the tensor alive."""
 
     __slots__ = ("tensor", "__array_interface__")
 
-    def __init__(self, tensor, address, nbytes, readonly):
+    def __init__(self, tensor, interface):
         self.tensor = tensor
-        self.__array_interface__ = {
-            "version": 3,
-            "shape": (nbytes,),
-            "typestr": "|u1",
-            "data": (address, readonly),
-        }
+        self.__array_interface__ = interface
 
 
 class Tensor:
@@ -146,7 +141,8 @@ class Tensor:
         if not 0 <= i < len(self._buffers):
             raise OutOfRangeError(f"buffer index {i} is outside 0 .. {len(self._buffers) - 1}")
         address, nbytes = self._buffers[i]
-        array = np.asarray(_Memory(self, address, nbytes, self._readonly))
+        interface = {"version": 3, "shape": (nbytes,), "typestr": "|u1", "data": (address, self._readonly)}
+        array = np.asarray(_Memory(self, interface))
         if self._readonly:
             array.flags.writeable = False  # numpy ignores the flag for a NULL empty span
         return array
@@ -168,21 +164,31 @@ class Tensor:
                 f"{purpose}: packed {d.bits}-bit {d.packing} elements: use Tensor.unpack() for a padded copy"
             )
         dt = self._numpy_dtype(purpose)
-        values = d.parts["values"]
-        memory = self.buffer(values.buffer_index)
+        fields = d._read_fields()
+        values = fields["parts"]["values"]
+        address, _ = self._buffers[values.buffer_index]
         strides = []
-        for stride in d.strides:
+        for stride in fields["strides"]:
             step = stride * dt.itemsize
             # Only a dimension of length 0 or 1 (or an empty tensor) can carry a
             # stride this large past the check; it is never stepped along.
             strides.append(step if -(1 << 63) <= step < (1 << 63) else 0)
-        offset = values.byte_offset
-        if d.size == 0:
-            offset = min(offset, memory.size)
+        # numpy reads the layout as is: hurray_descriptor_check_buffers has
+        # already proven that every element lies inside the buffer.
+        builtin = _dtypes.is_builtin(dt)
+        interface = {
+            "version": 3,
+            "shape": fields["shape"],
+            "strides": tuple(strides),
+            "typestr": dt.str if builtin else f"|V{dt.itemsize}",
+            "data": (address + values.byte_offset if d.size else address, self._readonly),
+        }
         try:
-            view = np.ndarray(d.shape, dt, buffer=memory, offset=offset, strides=tuple(strides))
+            view = np.asarray(_Memory(self, interface))
         except (ValueError, TypeError) as exc:
             raise UnsupportedError(f"{purpose}: numpy cannot view this layout: {exc}") from None
+        if not builtin:
+            view = view.view(dt)  # same item size: any strides are fine
         if self._readonly:
             view.flags.writeable = False
         return view
