@@ -154,6 +154,7 @@ def test_generated_descriptors_round_trip(kw):
     again = Descriptor.decode(encoded)
     assert again == d and hash(again) == hash(d)
     assert again.encode() == encoded
+    assert again._encode_in_c() == encoded
     assert repr(again) == repr(d)
     assert pickle.loads(pickle.dumps(d)) == d
 
@@ -177,6 +178,7 @@ def decode_or_refuse(data):
     except HurrayError:
         return None
     assert d.encode() == data
+    assert d._encode_in_c() == data
     return d
 
 

@@ -56,7 +56,7 @@ def test_encoding_follows_the_spec():
                          parts={"values": {"byte_offset": 30}})
     assert d.encode() == spec_bytes(lib.HURRAY_DTYPE_INT16, (4, 5), (-5, 1), byte_order=1,
                                     parts=[(1, lib.HURRAY_DTYPE_INT16, 0, 0, 30)])
-    assert bytes(d) == d.encode()
+    assert bytes(d) == d.encode() == d._encode_in_c()
     scalar = Descriptor.build("bool", ())
     assert scalar.encode() == spec_bytes(lib.HURRAY_DTYPE_BOOL, (), ())
     assert scalar.shape == () and scalar.strides == () and scalar.size == 1
@@ -69,6 +69,7 @@ def test_decode_of_spec_bytes():
                                            (3, lib.HURRAY_DTYPE_INT8, 0, 1, 0)])
     d = Descriptor.decode(raw)
     assert d.encode() == raw
+    assert d._encode_in_c() == raw  # the C encoder writes back exactly what it read
     assert (d.scheme, d.granularity, d.axis, d.block_size) == ("affine", "per_block", 1, 16)
     assert d.parts == {
         "values": Part("int8", 0, 0, "row_major"),

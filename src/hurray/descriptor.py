@@ -143,31 +143,40 @@ class Descriptor:
         raise TypeError("make a Descriptor with Descriptor.build(...) or Descriptor.decode(bytes)")
 
     @classmethod
-    def _adopt(cls, raw):
-        """Own the C descriptor `raw` (destroying it if it fails to encode)."""
+    def _adopt(cls, raw, encoded=None):
+        """Own the C descriptor `raw`; it is destroyed with the Descriptor (or now, on failure).
+
+        `encoded` is the byte string `raw` was just decoded from, which by the
+        codec's contract is its one encoding; without it, encode is called,
+        which validates first: nothing invalid ever becomes a Descriptor.
+        """
         self = object.__new__(cls)
         self._handle = ffi.gc(raw, _destroy)
         self._fields = None
+        self._bytes = encoded if encoded is not None else self._encode_in_c()
+        return self
+
+    def _encode_in_c(self):
+        """Run hurray_descriptor_encode (which validates) and return its bytes."""
         out = ffi.new("uint8_t[]", _MAX_ENCODED_LEN)
         out_len = ffi.new("uint64_t *")
-        # hurray_descriptor_encode runs hurray_descriptor_validate's checks
-        # first: nothing invalid ever becomes a Descriptor.
-        check(lib.hurray_descriptor_encode(self._handle, out, _MAX_ENCODED_LEN, out_len))
-        self._bytes = bytes(ffi.buffer(out, out_len[0]))
-        return self
+        check(lib.hurray_descriptor_encode(self.handle, out, _MAX_ENCODED_LEN, out_len))
+        return bytes(ffi.buffer(out, out_len[0]))
 
     @classmethod
     def decode(cls, data):
         """Decode and validate descriptor bytes (any bytes-like object)."""
-        try:
-            raw_bytes = memoryview(data).tobytes()
-        except TypeError:
-            raise InvalidArgumentError(
-                f"descriptor bytes must be bytes-like, not {type(data).__name__}"
-            ) from None
+        if type(data) is not bytes:
+            try:
+                data = memoryview(data).tobytes()
+            except TypeError:
+                raise InvalidArgumentError(
+                    f"descriptor bytes must be bytes-like, not {type(data).__name__}"
+                ) from None
         box = ffi.new("HurrayDescriptor **")
-        check(lib.hurray_descriptor_decode(ffi.from_buffer("uint8_t[]", raw_bytes), len(raw_bytes), box))
-        return cls._adopt(box[0])
+        check(lib.hurray_descriptor_decode(ffi.from_buffer("uint8_t[]", data), len(data), box))
+        # decode accepts only what encode would write, so `data` is the encoding.
+        return cls._adopt(box[0], data)
 
     @classmethod
     def build(

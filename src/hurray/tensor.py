@@ -19,6 +19,7 @@ __all__ = ["Tensor"]
 
 def _check_spans(descriptor, spans):
     """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
+    handle = descriptor.handle
     box = ffi.new("HurrayBufferList **")
     check(lib.hurray_buffer_list_new(box))
     buf = ffi.new("HurrayBuffer **")
@@ -29,9 +30,32 @@ def _check_spans(descriptor, spans):
             status = lib.hurray_buffer_list_push(box[0], buf)
             lib.hurray_buffer_destroy(buf)  # no-op once the list took it
             check(status)
-        check(lib.hurray_descriptor_check_buffers(descriptor.handle, box[0]))
+        check(lib.hurray_descriptor_check_buffers(handle, box[0]))
     finally:
         lib.hurray_buffer_list_destroy(box)
+
+
+def _spans(buffers):
+    """`buffers` as a tuple of (address, nbytes) pairs of unsigned 64-bit ints."""
+    try:
+        spans = tuple((address, nbytes) for address, nbytes in buffers)
+    except (TypeError, ValueError):
+        spans = None
+    if spans is not None and all(
+        type(a) is int and type(n) is int and 0 <= a < _U64 and 0 <= n < _U64 for a, n in spans
+    ):
+        return spans
+    # The slow path, for a message that says what is wrong.
+    try:
+        pairs = [tuple(span) for span in buffers]
+    except TypeError:
+        raise InvalidArgumentError("buffers must be a sequence of (address, nbytes) pairs") from None
+    checked = []
+    for i, pair in enumerate(pairs):
+        if len(pair) != 2:
+            raise InvalidArgumentError(f"buffer {i} must be an (address, nbytes) pair, not {pair!r}")
+        checked.append((_uint(pair[0], f"buffer {i} address", _U64), _uint(pair[1], f"buffer {i} nbytes", _U64)))
+    return tuple(checked)
 
 
 class _Memory:
@@ -58,16 +82,7 @@ class Tensor:
     def __init__(self, descriptor, buffers, owner=None, *, readonly=False):
         if not isinstance(descriptor, Descriptor):
             raise InvalidArgumentError(f"descriptor must be a hurray.Descriptor, not {type(descriptor).__name__}")
-        try:
-            pairs = [tuple(span) for span in buffers]
-        except TypeError:
-            raise InvalidArgumentError("buffers must be a sequence of (address, nbytes) pairs") from None
-        spans = []
-        for i, pair in enumerate(pairs):
-            if len(pair) != 2:
-                raise InvalidArgumentError(f"buffer {i} must be an (address, nbytes) pair, not {pair!r}")
-            spans.append((_uint(pair[0], f"buffer {i} address", _U64), _uint(pair[1], f"buffer {i} nbytes", _U64)))
-        spans = tuple(spans)
+        spans = _spans(buffers)
         _check_spans(descriptor, spans)
         self._descriptor = descriptor
         self._buffers = spans
