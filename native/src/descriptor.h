@@ -40,10 +40,21 @@ struct HurrayDescriptor {
     uint64_t block_size;
     /* parts[role - 1]; the encoding lists present parts in this order. */
     HurrayDescriptorPart parts[HURRAY_MAX_PARTS];
-    /* Only the first rank entries are meaningful (and initialised). */
-    uint64_t shape[HURRAY_MAX_RANK];
-    int64_t strides[HURRAY_MAX_RANK]; /* in elements */
+    uint64_t *shape;  /* rank entries, in storage */
+    int64_t *strides; /* rank entries, in elements, in storage after the shape */
+    /* Sized for the rank, not for HURRAY_MAX_RANK: a typical descriptor then
+     * stays small enough for the allocator's fast path, which matters on the
+     * decode path of every exchange. */
+    uint64_t storage[];
 };
+
+/* ---- descriptor_build.c ---- */
+
+/* One allocation holding the struct and room for rank dimensions and
+ * strides (rank <= HURRAY_MAX_RANK); the shape and strides pointers are set,
+ * every other field is left for the caller to fill. NULL when out of
+ * memory. Freed with hurray_descriptor_destroy. */
+HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank);
 
 /* ---- descriptor_validate.c ---- */
 
@@ -58,8 +69,6 @@ HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uin
 
 /* "values", "scale", "zero_point", "global_scale", or "?" (for messages). */
 const char *hurray__role_name(uint32_t role);
-
-/* ---- descriptor_build.c ---- */
 
 uint32_t hurray__descriptor_part_count(const HurrayDescriptor *desc);
 /* Bytes of the encoding: header, rank dimensions and strides, the parts. */
@@ -84,10 +93,13 @@ int hurray__descriptor_is_row_major(const HurrayDescriptor *desc);
 
 /* The bytes the part of this role can reach, relative to its byte offset:
  * [byte_offset - *out_before, byte_offset + *out_after). Both are zero for a
- * tensor with no elements. Needs a descriptor whose codes and cross-field
- * rules already hold; fails with HURRAY_ERROR_OVERFLOW when the reach in
- * bits does not fit 63 bits. */
+ * tensor with no elements. element_count is what
+ * hurray__descriptor_element_count gave (passed in so that it is counted
+ * once per validation, not once per part). Needs a descriptor whose codes
+ * and cross-field rules already hold; fails with HURRAY_ERROR_OVERFLOW when
+ * the reach in bits does not fit 63 bits. */
 HurrayStatus hurray__descriptor_part_reach(const HurrayDescriptor *desc, uint32_t role,
-                                           uint64_t *out_before, uint64_t *out_after);
+                                           uint64_t element_count, uint64_t *out_before,
+                                           uint64_t *out_after);
 
 #endif /* HURRAY_DESCRIPTOR_INTERNAL_H */

@@ -30,6 +30,20 @@ uint64_t hurray__descriptor_encoded_len(const HurrayDescriptor *desc)
            (uint64_t)HURRAY__DESCRIPTOR_PART_LEN * hurray__descriptor_part_count(desc);
 }
 
+HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
+{
+    /* rank <= 64: the size cannot overflow. */
+    HurrayDescriptor *desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);
+    if (desc == NULL) {
+        return NULL;
+    }
+    desc->rank = rank;
+    desc->shape = desc->storage;
+    /* int64_t and uint64_t may alias each other (C11 6.5p7). */
+    desc->strides = (int64_t *)(desc->storage + rank);
+    return desc;
+}
+
 /* Default packing: none for whole bytes; packed at their own width where
  * that is allowed (1, 2, 4 bits); one per byte otherwise (fp6). */
 static uint32_t default_packing(uint32_t bits)
@@ -63,12 +77,15 @@ HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "hurray_descriptor_new: dtype %u is unknown",
                             (unsigned)dtype);
     }
-    HurrayDescriptor *desc = calloc(1, sizeof *desc);
+    HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
     if (desc == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY,
                             "hurray_descriptor_new: out of memory for a descriptor");
     }
-    desc->rank = rank;
+    desc->axis = 0;
+    desc->ggml_type = 0;
+    desc->block_size = 0;
+    memset(desc->parts, 0, sizeof desc->parts);
     if (rank > 0) {
         memcpy(desc->shape, shape, sizeof shape[0] * rank);
     }

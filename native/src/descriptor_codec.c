@@ -17,42 +17,46 @@
 
 static const uint8_t magic[4] = {0x48, 0x52, 0x59, 0x44}; /* "HRYD" */
 
-/* Explicit little-endian byte access: independent of host order and of
- * alignment. */
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
+/* Little-endian access at any alignment. On a little-endian host that is a
+ * plain (unaligned-safe) memcpy, which compilers turn into one load or
+ * store; elsewhere the bytes are assembled one by one. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HURRAY__HOST_IS_LITTLE_ENDIAN 1
+#else
+#define HURRAY__HOST_IS_LITTLE_ENDIAN 0
+#endif
 
-static void put32(uint8_t *p, uint32_t v)
+static void put_le(uint8_t *p, uint64_t v, int size)
 {
-    for (int i = 0; i < 4; i++) {
+    if (HURRAY__HOST_IS_LITTLE_ENDIAN) {
+        memcpy(p, &v, (size_t)size); /* the low bytes come first */
+        return;
+    }
+    for (int i = 0; i < size; i++) {
         p[i] = (uint8_t)(v >> (8 * i));
     }
 }
 
-static void put64(uint8_t *p, uint64_t v)
+static uint64_t get_le(const uint8_t *p, int size)
 {
-    for (int i = 0; i < 8; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
+    uint64_t v = 0;
+    if (HURRAY__HOST_IS_LITTLE_ENDIAN) {
+        memcpy(&v, p, (size_t)size);
+        return v;
     }
+    for (int i = 0; i < size; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
+static void put16(uint8_t *p, uint16_t v) { put_le(p, v, 2); }
+static void put32(uint8_t *p, uint32_t v) { put_le(p, v, 4); }
+static void put64(uint8_t *p, uint64_t v) { put_le(p, v, 8); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)get_le(p, 2); }
+static uint32_t get32(const uint8_t *p) { return (uint32_t)get_le(p, 4); }
+static uint64_t get64(const uint8_t *p) { return get_le(p, 8); }
 
 /* Two's complement without relying on implementation-defined conversion. */
 static uint64_t from_signed(int64_t v)
@@ -223,11 +227,10 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
         previous_role = role;
     }
 
-    HurrayDescriptor *desc = malloc(sizeof *desc);
+    HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
     if (desc == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_descriptor_decode: out of memory");
     }
-    desc->rank = rank;
     desc->byte_order = bytes[9];
     desc->packing = bytes[10];
     desc->scheme = bytes[11];

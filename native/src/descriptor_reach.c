@@ -149,13 +149,10 @@ static HurrayStatus parameter_count(const HurrayDescriptor *desc, uint32_t role,
 }
 
 HurrayStatus hurray__descriptor_part_reach(const HurrayDescriptor *desc, uint32_t role,
-                                           uint64_t *out_before, uint64_t *out_after)
+                                           uint64_t element_count, uint64_t *out_before,
+                                           uint64_t *out_after)
 {
-    uint64_t element_count = 0;
-    HurrayStatus status = hurray__descriptor_element_count(desc, &element_count);
-    if (status != HURRAY_OK) {
-        return status;
-    }
+    HurrayStatus status;
     if (element_count == 0) {
         *out_before = 0;
         *out_after = 0;
@@ -214,6 +211,11 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
     if (status != HURRAY_OK) {
         return status;
     }
+    uint64_t element_count = 0;
+    status = hurray__descriptor_element_count(desc, &element_count);
+    if (status != HURRAY_OK) {
+        return status;
+    }
     uint64_t list_len = 0;
     status = hurray_buffer_list_len(list, &list_len);
     if (status != HURRAY_OK) {
@@ -231,7 +233,7 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
             continue;
         }
         uint64_t before = 0, after = 0;
-        status = hurray__descriptor_part_reach(desc, role, &before, &after);
+        status = hurray__descriptor_part_reach(desc, role, element_count, &before, &after);
         if (status != HURRAY_OK) {
             return status;
         }

@@ -471,7 +471,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (part_of(desc, role) != NULL) {
             uint64_t before = 0, after = 0;
-            TRY(hurray__descriptor_part_reach(desc, role, &before, &after));
+            TRY(hurray__descriptor_part_reach(desc, role, element_count, &before, &after));
         }
     }
     return HURRAY_OK;

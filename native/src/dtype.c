@@ -3,105 +3,47 @@
  */
 #include "dtype.h"
 
-#include <stddef.h>
-
 #include "status.h"
 
-enum dtype_kind {
-    KIND_NONE = 0, /* the hole at code 0: unknown */
-    KIND_BOOL,
-    KIND_INT,      /* signed or unsigned, any width */
-    KIND_FLOAT,    /* float16/32/64, bfloat16 */
-    KIND_COMPLEX,
-    KIND_FP8,
-    KIND_FP6,
-    KIND_FP4
-};
-
-struct dtype_info {
-    const char *name;
-    uint8_t bits;
-    uint8_t kind;
-};
-
 /* Indexed by code; codes are dense from 1, so a lookup is one bounds check. */
-static const struct dtype_info dtype_table[] = {
-    [HURRAY_DTYPE_BOOL] = {"bool", 8, KIND_BOOL},
-    [HURRAY_DTYPE_INT8] = {"int8", 8, KIND_INT},
-    [HURRAY_DTYPE_INT16] = {"int16", 16, KIND_INT},
-    [HURRAY_DTYPE_INT32] = {"int32", 32, KIND_INT},
-    [HURRAY_DTYPE_INT64] = {"int64", 64, KIND_INT},
-    [HURRAY_DTYPE_UINT8] = {"uint8", 8, KIND_INT},
-    [HURRAY_DTYPE_UINT16] = {"uint16", 16, KIND_INT},
-    [HURRAY_DTYPE_UINT32] = {"uint32", 32, KIND_INT},
-    [HURRAY_DTYPE_UINT64] = {"uint64", 64, KIND_INT},
-    [HURRAY_DTYPE_INT1] = {"int1", 1, KIND_INT},
-    [HURRAY_DTYPE_INT2] = {"int2", 2, KIND_INT},
-    [HURRAY_DTYPE_INT4] = {"int4", 4, KIND_INT},
-    [HURRAY_DTYPE_UINT1] = {"uint1", 1, KIND_INT},
-    [HURRAY_DTYPE_UINT2] = {"uint2", 2, KIND_INT},
-    [HURRAY_DTYPE_UINT4] = {"uint4", 4, KIND_INT},
-    [HURRAY_DTYPE_FLOAT16] = {"float16", 16, KIND_FLOAT},
-    [HURRAY_DTYPE_FLOAT32] = {"float32", 32, KIND_FLOAT},
-    [HURRAY_DTYPE_FLOAT64] = {"float64", 64, KIND_FLOAT},
-    [HURRAY_DTYPE_BFLOAT16] = {"bfloat16", 16, KIND_FLOAT},
-    [HURRAY_DTYPE_COMPLEX32] = {"complex32", 32, KIND_COMPLEX},
-    [HURRAY_DTYPE_COMPLEX64] = {"complex64", 64, KIND_COMPLEX},
-    [HURRAY_DTYPE_COMPLEX128] = {"complex128", 128, KIND_COMPLEX},
-    [HURRAY_DTYPE_FLOAT8_E3M4] = {"float8_e3m4", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3] = {"float8_e4m3", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3B11FNUZ] = {"float8_e4m3b11fnuz", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3FN] = {"float8_e4m3fn", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E5M2] = {"float8_e5m2", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E8M0FNU] = {"float8_e8m0fnu", 8, KIND_FP8},
-    [HURRAY_DTYPE_FLOAT6_E2M3FN] = {"float6_e2m3fn", 6, KIND_FP6},
-    [HURRAY_DTYPE_FLOAT6_E3M2FN] = {"float6_e3m2fn", 6, KIND_FP6},
-    [HURRAY_DTYPE_FLOAT4_E2M1FN] = {"float4_e2m1fn", 4, KIND_FP4},
-    [HURRAY_DTYPE_BCOMPLEX32] = {"bcomplex32", 32, KIND_COMPLEX},
+const struct hurray__dtype_info hurray__dtype_table[] = {
+    [HURRAY_DTYPE_BOOL] = {"bool", 8, HURRAY__KIND_BOOL},
+    [HURRAY_DTYPE_INT8] = {"int8", 8, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_INT16] = {"int16", 16, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_INT32] = {"int32", 32, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_INT64] = {"int64", 64, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT8] = {"uint8", 8, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT16] = {"uint16", 16, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT32] = {"uint32", 32, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT64] = {"uint64", 64, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_INT1] = {"int1", 1, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_INT2] = {"int2", 2, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_INT4] = {"int4", 4, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT1] = {"uint1", 1, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT2] = {"uint2", 2, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_UINT4] = {"uint4", 4, HURRAY__KIND_INT},
+    [HURRAY_DTYPE_FLOAT16] = {"float16", 16, HURRAY__KIND_FLOAT},
+    [HURRAY_DTYPE_FLOAT32] = {"float32", 32, HURRAY__KIND_FLOAT},
+    [HURRAY_DTYPE_FLOAT64] = {"float64", 64, HURRAY__KIND_FLOAT},
+    [HURRAY_DTYPE_BFLOAT16] = {"bfloat16", 16, HURRAY__KIND_FLOAT},
+    [HURRAY_DTYPE_COMPLEX32] = {"complex32", 32, HURRAY__KIND_COMPLEX},
+    [HURRAY_DTYPE_COMPLEX64] = {"complex64", 64, HURRAY__KIND_COMPLEX},
+    [HURRAY_DTYPE_COMPLEX128] = {"complex128", 128, HURRAY__KIND_COMPLEX},
+    [HURRAY_DTYPE_FLOAT8_E3M4] = {"float8_e3m4", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3] = {"float8_e4m3", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3B11FNUZ] = {"float8_e4m3b11fnuz", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3FN] = {"float8_e4m3fn", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E5M2] = {"float8_e5m2", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT8_E8M0FNU] = {"float8_e8m0fnu", 8, HURRAY__KIND_FP8},
+    [HURRAY_DTYPE_FLOAT6_E2M3FN] = {"float6_e2m3fn", 6, HURRAY__KIND_FP6},
+    [HURRAY_DTYPE_FLOAT6_E3M2FN] = {"float6_e3m2fn", 6, HURRAY__KIND_FP6},
+    [HURRAY_DTYPE_FLOAT4_E2M1FN] = {"float4_e2m1fn", 4, HURRAY__KIND_FP4},
+    [HURRAY_DTYPE_BCOMPLEX32] = {"bcomplex32", 32, HURRAY__KIND_COMPLEX},
 };
 
-#define DTYPE_TABLE_LEN (sizeof dtype_table / sizeof dtype_table[0])
-
-static const struct dtype_info *dtype_lookup(uint32_t dtype)
-{
-    if (dtype >= DTYPE_TABLE_LEN || dtype_table[dtype].kind == KIND_NONE) {
-        return NULL;
-    }
-    return &dtype_table[dtype];
-}
-
-static uint8_t dtype_kind(uint32_t dtype)
-{
-    const struct dtype_info *info = dtype_lookup(dtype);
-    return info == NULL ? KIND_NONE : info->kind;
-}
-
-uint32_t hurray__dtype_bits(uint32_t dtype)
-{
-    const struct dtype_info *info = dtype_lookup(dtype);
-    return info == NULL ? 0 : info->bits;
-}
-
-const char *hurray__dtype_name(uint32_t dtype)
-{
-    const struct dtype_info *info = dtype_lookup(dtype);
-    return info == NULL ? NULL : info->name;
-}
-
-bool hurray__dtype_is_known(uint32_t dtype) { return dtype_lookup(dtype) != NULL; }
-bool hurray__dtype_is_integer(uint32_t dtype) { return dtype_kind(dtype) == KIND_INT; }
-bool hurray__dtype_is_fp8(uint32_t dtype) { return dtype_kind(dtype) == KIND_FP8; }
-bool hurray__dtype_is_fp6(uint32_t dtype) { return dtype_kind(dtype) == KIND_FP6; }
-bool hurray__dtype_is_fp4(uint32_t dtype) { return dtype_kind(dtype) == KIND_FP4; }
-bool hurray__dtype_is_wide_float(uint32_t dtype) { return dtype_kind(dtype) == KIND_FLOAT; }
-
-bool hurray__dtype_is_float(uint32_t dtype)
-{
-    uint8_t kind = dtype_kind(dtype);
-    return kind == KIND_FLOAT || kind == KIND_FP8 || kind == KIND_FP6 || kind == KIND_FP4;
-}
+const size_t hurray__dtype_table_len = sizeof hurray__dtype_table / sizeof hurray__dtype_table[0];
 
 HurrayStatus hurray_dtype_bits(uint32_t dtype, uint32_t *out)
 {

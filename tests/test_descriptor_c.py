@@ -1,0 +1,277 @@
+"""The descriptor codec in C (layers 1-4): tests/c/test_descriptor.c and the
+golden vectors in tests/vectors/.
+
+test_descriptor.c is built three ways: against the installed library with
+the flags `python -m hurray --cflags --libs` prints, with the library
+sources compiled in under AddressSanitizer and UBSan, and run under valgrind
+memcheck.
+
+Each golden vector is a pair: NAME.hex (the encoding, written out and
+checked by hand) and NAME.json (what it means). Both directions are checked
+through the C library by tests/c/vectors_check.c -- decoding the bytes gives
+the statement, building the statement gives the bytes -- and the bytes are
+also read here in Python straight from the tables of
+docs/impl/descriptor-encoding.md, so the vectors follow the spec and not
+merely the C code.
+"""
+import json
+import os
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+C_TESTS = ROOT / "tests" / "c"
+VECTORS = ROOT / "tests" / "vectors"
+NATIVE = ROOT / "native"
+CC = os.environ.get("CC", "cc")
+STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
+# The sources this test owns; each must compile alone under the strict flags.
+CODEC_SOURCES = ["dtype.c", "descriptor_build.c", "descriptor_validate.c", "descriptor_codec.c",
+                 "descriptor_reach.c"]
+
+# Codes from hurray.h, by name, for reading the bytes in Python.
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "int1",
+          "int2", "int4", "uint1", "uint2", "uint4", "float16", "float32", "float64", "bfloat16",
+          "complex32", "complex64", "complex128", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+          "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+          "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "bcomplex32"]
+DTYPE_NAMES = {code: name for code, name in enumerate(DTYPES, start=1)}
+BYTE_ORDERS = ["little", "big"]
+PACKINGS = ["none", "padded", "lsb_first", "ggml_split"]
+SCHEMES = ["none", "affine", "microscaling", "ggml"]
+GRANULARITIES = ["none", "per_tensor", "per_axis", "per_block"]
+ROLES = {1: "values", 2: "scale", 3: "zero_point", 4: "global_scale"}
+LAYOUTS = ["row_major", "swizzled_128x4"]
+GGML_TYPES = {0: None, 2: "q4_0", 3: "q4_1", 6: "q5_0", 7: "q5_1", 8: "q8_0", 12: "q4_k", 14: "q6_k",
+              39: "mxfp4"}
+
+
+def hurray_flags(*options):
+    """Compiler flags, exactly as `python -m hurray` prints them."""
+    result = subprocess.run([sys.executable, "-m", "hurray", *options], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, f"python -m hurray {' '.join(options)} failed:\n{result.stderr}"
+    flags = shlex.split(result.stdout)
+    assert flags, f"python -m hurray {' '.join(options)} printed no flags"
+    return flags
+
+
+def run_checked(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, (
+        f"{shlex.join(str(c) for c in command)} exited with {result.returncode}\n"
+        f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
+    )
+    return result
+
+
+def assert_checks_passed(result):
+    lines = result.stdout.strip().splitlines()
+    words = lines[-1].split() if lines else []
+    assert len(words) == 4 and words[0] == "test_descriptor:" and words[2:] == ["checks", "passed"], (
+        f"unexpected last line: {lines[-1] if lines else ''!r}"
+    )
+    # The bit flips alone make hundreds of thousands of checks; a count this
+    # low means whole sections stopped running.
+    assert int(words[1]) > 100_000
+
+
+# ---- test_descriptor.c ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def descriptor_binary(tmp_path_factory):
+    """test_descriptor.c linked against the installed libhurray."""
+    exe = tmp_path_factory.mktemp("c_descriptor") / "test_descriptor"
+    run_checked([CC, *STRICT, "-g", str(C_TESTS / "test_descriptor.c"), "-o", str(exe),
+                 *hurray_flags("--cflags", "--libs")], timeout=120)
+    return exe
+
+
+def test_descriptor_against_installed_library(descriptor_binary):
+    assert_checks_passed(run_checked([str(descriptor_binary)], timeout=120))
+
+
+def test_descriptor_under_address_and_undefined_sanitizers(tmp_path):
+    # The library sources are compiled in: ASan sees only instrumented code.
+    sources = sorted(str(p) for p in (NATIVE / "src").glob("*.c"))
+    assert any(p.endswith("descriptor_codec.c") for p in sources)
+    exe = tmp_path / "test_descriptor_sanitized"
+    run_checked([CC, *STRICT, *SANITIZE, "-I", str(NATIVE / "include"),
+                 str(C_TESTS / "test_descriptor.c"), *sources, "-o", str(exe)], timeout=300)
+    env = dict(os.environ)
+    env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+    env["ASAN_OPTIONS"] = "detect_leaks=1"
+    env.pop("HURRAY_TEST_SCALE", None)
+    result = run_checked([str(exe)], env=env, timeout=300)
+    reports = [line for line in result.stderr.splitlines()
+               if "runtime error:" in line or ("ERROR:" in line and "Sanitizer" in line)]
+    assert not reports, result.stderr
+    assert_checks_passed(result)
+
+
+def test_descriptor_under_valgrind(descriptor_binary):
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        pytest.fail("valgrind is required for this test and is not installed")
+    env = dict(os.environ)
+    env["HURRAY_TEST_SCALE"] = "10"  # skips the byte-value sweep, the slow part under valgrind
+    result = run_checked([valgrind, "--error-exitcode=99", "--leak-check=full",
+                          "--errors-for-leak-kinds=definite,indirect,possible", str(descriptor_binary)],
+                         env=env, timeout=300)
+    assert "ERROR SUMMARY: 0 errors" in result.stderr, result.stderr
+    assert_checks_passed(result)
+
+
+@pytest.mark.parametrize("optimization", ["-O0", "-O2"])
+def test_codec_sources_compile_cleanly(tmp_path, optimization):
+    # -O2 matters: some warnings (maybe-uninitialized) only appear with the optimizer.
+    for name in CODEC_SOURCES:
+        run_checked([CC, *STRICT, optimization, "-I", str(NATIVE / "include"), "-c",
+                     str(NATIVE / "src" / name), "-o", str(tmp_path / (name + ".o"))], timeout=120)
+
+
+# ---- golden vectors ------------------------------------------------------
+
+VECTOR_NAMES = sorted(p.stem for p in VECTORS.glob("*.json"))
+
+
+def load_vector(name):
+    statement = json.loads((VECTORS / f"{name}.json").read_text())
+    return statement, read_hex(VECTORS / f"{name}.hex")
+
+
+def read_hex(path):
+    """Hex digits; whitespace ignored; '#' comments to the end of the line."""
+    digits = "".join(line.split("#", 1)[0] for line in path.read_text().splitlines())
+    digits = "".join(digits.split())
+    return bytes.fromhex(digits)
+
+
+@pytest.fixture(scope="module")
+def vectors_binary(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("c_vectors") / "vectors_check"
+    run_checked([CC, *STRICT, str(C_TESTS / "vectors_check.c"), "-o", str(exe),
+                 *hurray_flags("--cflags", "--libs")], timeout=120)
+    return exe
+
+
+def test_vectors_come_in_pairs():
+    hex_names = sorted(p.stem for p in VECTORS.glob("*.hex"))
+    assert hex_names == VECTOR_NAMES
+    assert len(VECTOR_NAMES) >= 15
+    schemes = set()
+    for name in VECTOR_NAMES:
+        statement, _ = load_vector(name)
+        schemes.add(statement["scheme"])
+        roles = [part["role"] for part in statement["parts"]]
+        assert roles[0] == "values", name
+        order = list(ROLES.values())
+        assert roles == sorted(roles, key=order.index), f"{name}: parts must be listed in role order"
+    assert schemes == set(SCHEMES)
+
+
+def expected_lines(statement):
+    ggml = statement["ggml_type"] or "none"
+    lines = [
+        " ".join(["shape", *map(str, statement["shape"])]),
+        " ".join(["strides", *map(str, statement["strides"])]),
+        f"dtype {statement['parts'][0]['dtype']}",
+        f"byte_order {statement['byte_order']}",
+        f"packing {statement['packing']}",
+        f"scheme {statement['scheme']}",
+        f"granularity {statement['granularity']}",
+        f"axis {statement['axis']}",
+        f"block_size {statement['block_size']}",
+        f"ggml_type {ggml}",
+    ]
+    for part in statement["parts"]:
+        lines.append(f"part {part['role']} {part['dtype']} {part['buffer']} {part['offset']} {part['layout']}")
+    lines.append(f"buffer_count {len(statement['buffer_sizes'])}")
+    lines.append("reencoded identical")
+    return lines
+
+
+@pytest.mark.parametrize("name", VECTOR_NAMES)
+def test_vector_bytes_to_meaning(vectors_binary, name):
+    statement, _ = load_vector(name)
+    result = run_checked([str(vectors_binary), "decode", str(VECTORS / f"{name}.hex")], timeout=60)
+    got = [line.rstrip() for line in result.stdout.splitlines()]
+    assert got == expected_lines(statement)
+
+
+def encode_arguments(statement):
+    args = [
+        "shape=" + ",".join(map(str, statement["shape"])),
+        "strides=" + ",".join(map(str, statement["strides"])),
+        f"byte_order={statement['byte_order']}",
+        f"packing={statement['packing']}",
+        f"scheme={statement['scheme']}",
+        f"granularity={statement['granularity']}",
+        f"axis={statement['axis']}",
+        f"block_size={statement['block_size']}",
+        f"ggml_type={statement['ggml_type'] or 'none'}",
+    ]
+    for part in statement["parts"]:
+        args.append(f"part={part['role']}:{part['dtype']}:{part['buffer']}:{part['offset']}:{part['layout']}")
+    return args
+
+
+@pytest.mark.parametrize("name", VECTOR_NAMES)
+def test_vector_meaning_to_bytes(vectors_binary, name):
+    statement, encoded = load_vector(name)
+    result = run_checked([str(vectors_binary), "encode", *encode_arguments(statement)], timeout=60)
+    assert result.stdout.strip() == encoded.hex()
+
+
+def read_by_the_spec(data):
+    """The encoding read from the tables of docs/impl/descriptor-encoding.md."""
+    assert len(data) >= 32
+    magic, version, total, rank, order, packing, scheme, granularity, part_count, reserved, axis, ggml, block = (
+        struct.unpack_from("<4sHHBBBBBBHIIQ", data, 0))
+    assert magic == b"HRYD" and version == 1 and total == len(data) and reserved == 0
+    assert total == 32 + 16 * rank + 16 * part_count
+    shape = list(struct.unpack_from(f"<{rank}Q", data, 32))
+    strides = list(struct.unpack_from(f"<{rank}q", data, 32 + 8 * rank))
+    parts = []
+    for i in range(part_count):
+        role, dtype, layout, part_reserved, buffer, offset = struct.unpack_from(
+            "<BBBBIQ", data, 32 + 16 * rank + 16 * i)
+        assert part_reserved == 0
+        parts.append({"role": ROLES[role], "dtype": DTYPE_NAMES[dtype], "buffer": buffer, "offset": offset,
+                      "layout": LAYOUTS[layout]})
+    return {"shape": shape, "strides": strides, "byte_order": BYTE_ORDERS[order], "packing": PACKINGS[packing],
+            "scheme": SCHEMES[scheme], "granularity": GRANULARITIES[granularity], "axis": axis,
+            "block_size": block, "ggml_type": GGML_TYPES[ggml], "parts": parts}
+
+
+@pytest.mark.parametrize("name", VECTOR_NAMES)
+def test_vector_follows_the_spec_tables(name):
+    statement, encoded = load_vector(name)
+    read = read_by_the_spec(encoded)
+    wanted = {key: value for key, value in statement.items() if key not in ("description", "buffer_sizes")}
+    assert read == wanted
+
+
+@pytest.mark.parametrize("name", VECTOR_NAMES)
+def test_vector_buffer_sizes_are_exact(vectors_binary, name):
+    statement, _ = load_vector(name)
+    sizes = statement["buffer_sizes"]
+    hex_path = str(VECTORS / f"{name}.hex")
+
+    def status(buffer_sizes):
+        result = run_checked([str(vectors_binary), "buffers", hex_path, *map(str, buffer_sizes)], timeout=60)
+        return result.stdout.strip()
+
+    assert status(sizes) == "HURRAY_OK"
+    for i, size in enumerate(sizes):
+        if size > 0:
+            shorter = sizes[:i] + [size - 1] + sizes[i + 1:]
+            assert status(shorter) == "HURRAY_ERROR_BUFFER_TOO_SMALL", f"buffer {i} one byte short"
+    assert status(sizes + [1]) == "HURRAY_ERROR_INVALID_ARGUMENT"
