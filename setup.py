@@ -55,7 +55,13 @@ setup(
             "hurray._protocol",
             sources=["src/hurray/_protocol.c"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
-        )
+        ),
+        Extension(
+            "hurray._dlpack",
+            sources=["src/hurray/_dlpack.c"],
+            depends=["src/hurray/dlpack_abi.h"],
+            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+        ),
     ],
     cmdclass={"build_ext": BuildWithLibhurray},
 )

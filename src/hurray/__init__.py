@@ -27,3 +27,8 @@ from .numpy_bridge import from_numpy  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 __all__ += ["DTYPES", "Descriptor", "Part", "Tensor", "dtype_code", "dtype_name", "from_numpy", "numpy_dtype"]
+
+# DLPack (layer 6): Tensor.__dlpack__ exports, from_dlpack imports, where DLPack can hold the tensor.
+from .dlpack import DLPackError, from_dlpack  # noqa: E402
+
+__all__ += ["DLPackError", "from_dlpack"]

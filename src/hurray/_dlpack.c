@@ -1,0 +1,574 @@
+/* hurray._dlpack: the C side of the DLPack bridge.
+ *
+ * export()  wraps a strided view of host memory in a "dltensor" or
+ *           "dltensor_versioned" capsule whose deleter drops a strong
+ *           reference to the exporting object.
+ * inspect() reads a producer's capsule without taking it.
+ * take()    takes ownership (renames the capsule to its "used_" name) and
+ *           returns an Owner whose deallocation calls the producer's deleter
+ *           exactly once.
+ *
+ * Which element types and layouts may cross is decided in dlpack.py; this
+ * file only moves validated facts in and out of the DLPack structs, and
+ * refuses what it cannot read safely (bad names, a foreign major version,
+ * a rank it cannot hold).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlpack_abi.h"
+
+/* A DLTensor's rank is an int32; a Hurray descriptor's is at most this. */
+#define DLPACK_BRIDGE_MAX_RANK 64
+
+/* Error classes handed over by dlpack.py (set_error_classes); plain
+ * ValueError / TypeError until then, so the module also works alone. */
+static PyObject *refusal_error;
+static PyObject *capsule_error;
+
+static PyObject *refusal_class(void)
+{
+    return refusal_error != NULL ? refusal_error : PyExc_ValueError;
+}
+
+static PyObject *capsule_class(void)
+{
+    return capsule_error != NULL ? capsule_error : PyExc_TypeError;
+}
+
+/* Destructors run while an exception may be propagating; they keep it. */
+#if PY_VERSION_HEX >= 0x030C0000
+typedef PyObject *SavedError;
+static SavedError save_error(void) { return PyErr_GetRaisedException(); }
+static void restore_error(SavedError e) { PyErr_SetRaisedException(e); }
+#else
+typedef struct { PyObject *type, *value, *tb; } SavedError;
+static SavedError save_error(void)
+{
+    SavedError e;
+    PyErr_Fetch(&e.type, &e.value, &e.tb);
+    return e;
+}
+static void restore_error(SavedError e) { PyErr_Restore(e.type, e.value, e.tb); }
+#endif
+
+/* ---- the producer side ----------------------------------------------- */
+
+static int interpreter_finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+/* The only code of the producer side that touches Python. A consumer may
+ * call the deleter from any thread, or while the interpreter shuts down;
+ * once it is shutting down, taking the GIL or freeing objects can crash, so
+ * the reference is leaked instead (the check is racy, as everywhere). */
+static void release_owner(PyObject *owner)
+{
+    if (owner == NULL || !Py_IsInitialized() || interpreter_finalizing()) {
+        return;
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF(owner);
+    PyGILState_Release(gil);
+}
+
+static void legacy_deleter(DLManagedTensor *self)
+{
+    if (self == NULL) {
+        return;
+    }
+    PyObject *owner = (PyObject *)self->manager_ctx;
+    free(self);
+    release_owner(owner);
+}
+
+static void versioned_deleter(DLManagedTensorVersioned *self)
+{
+    if (self == NULL) {
+        return;
+    }
+    PyObject *owner = (PyObject *)self->manager_ctx;
+    free(self);
+    release_owner(owner);
+}
+
+/* Capsule destructors: the deleter runs only while the capsule still bears
+ * its producer name, i.e. no consumer has taken it. They must leave any
+ * exception that is being raised untouched. */
+static void legacy_capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, HURRAY_DLPACK_NAME)) {
+        return;
+    }
+    SavedError saved = save_error();
+    DLManagedTensor *managed = PyCapsule_GetPointer(capsule, HURRAY_DLPACK_NAME);
+    if (managed != NULL && managed->deleter != NULL) {
+        managed->deleter(managed);
+    }
+    restore_error(saved);
+}
+
+static void versioned_capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, HURRAY_DLPACK_VERSIONED_NAME)) {
+        return;
+    }
+    SavedError saved = save_error();
+    DLManagedTensorVersioned *managed =
+        PyCapsule_GetPointer(capsule, HURRAY_DLPACK_VERSIONED_NAME);
+    if (managed != NULL && managed->deleter != NULL) {
+        managed->deleter(managed);
+    }
+    restore_error(saved);
+}
+
+/* Copies a sequence of Python ints into out[0..n); n must match. */
+static int read_int64s(PyObject *seq, const char *what, Py_ssize_t n, int64_t *out)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (fast == NULL) {
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd entries, shape has %zd", what,
+                     PySequence_Fast_GET_SIZE(fast), n);
+        Py_DECREF(fast);
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = PyLong_AsLongLong(items[i]);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[i] = (int64_t)v;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+PyDoc_STRVAR(export_doc,
+"export(owner, data, code, bits, shape, strides, flags, versioned) -> capsule\n\n"
+"Wrap host memory in a DLPack capsule. `data` is the address of element 0,\n"
+"`strides` count elements. The capsule's deleter holds a strong reference\n"
+"to `owner` and drops it once. With `versioned` false the legacy\n"
+"\"dltensor\" form is made and `flags` must be 0.");
+
+static PyObject *dlpack_export(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *owner, *shape_seq, *strides_seq;
+    unsigned long long data, flags;
+    unsigned char code, bits;
+    int versioned;
+    if (!PyArg_ParseTuple(args, "OKbbOOKp:export", &owner, &data, &code, &bits, &shape_seq,
+                          &strides_seq, &flags, &versioned)) {
+        return NULL;
+    }
+    Py_ssize_t ndim = PySequence_Size(shape_seq);
+    if (ndim < 0) {
+        return NULL;
+    }
+    if (ndim > DLPACK_BRIDGE_MAX_RANK) {
+        return PyErr_Format(refusal_class(), "rank %zd is above %d", ndim,
+                            DLPACK_BRIDGE_MAX_RANK);
+    }
+    if (!versioned && flags != 0) {
+        return PyErr_Format(PyExc_ValueError, "a legacy DLPack capsule has no flags");
+    }
+    int64_t dims[DLPACK_BRIDGE_MAX_RANK], steps[DLPACK_BRIDGE_MAX_RANK];
+    if (read_int64s(shape_seq, "shape", ndim, dims) < 0 ||
+        read_int64s(strides_seq, "strides", ndim, steps) < 0) {
+        return NULL;
+    }
+
+    /* One allocation: the managed struct, then shape, then strides. Both
+     * managed structs are a multiple of 8 bytes, so the arrays are aligned. */
+    size_t head = versioned ? sizeof(DLManagedTensorVersioned) : sizeof(DLManagedTensor);
+    size_t arrays = 2 * (size_t)ndim * sizeof(int64_t);
+    unsigned char *block = malloc(head + arrays);
+    if (block == NULL) {
+        return PyErr_NoMemory();
+    }
+    int64_t *shape = (int64_t *)(block + head);
+    int64_t *strides = shape + ndim;
+    if (ndim > 0) {
+        memcpy(shape, dims, (size_t)ndim * sizeof(int64_t));
+        memcpy(strides, steps, (size_t)ndim * sizeof(int64_t));
+    }
+
+    DLTensor *t;
+    if (versioned) {
+        DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)block;
+        m->version.major = HURRAY_DLPACK_MAJOR;
+        m->version.minor = HURRAY_DLPACK_MINOR;
+        m->manager_ctx = owner;
+        m->deleter = versioned_deleter;
+        m->flags = flags;
+        t = &m->dl_tensor;
+    } else {
+        DLManagedTensor *m = (DLManagedTensor *)block;
+        m->manager_ctx = owner;
+        m->deleter = legacy_deleter;
+        t = &m->dl_tensor;
+    }
+    t->data = (void *)(uintptr_t)data;
+    t->device.device_type = kDLCPU;
+    t->device.device_id = 0;
+    t->ndim = (int32_t)ndim;
+    t->dtype.code = code;
+    t->dtype.bits = bits;
+    t->dtype.lanes = 1;
+    t->shape = shape;
+    t->strides = strides;
+    t->byte_offset = 0;
+
+    Py_INCREF(owner);
+    PyObject *capsule = versioned
+        ? PyCapsule_New(block, HURRAY_DLPACK_VERSIONED_NAME, versioned_capsule_destructor)
+        : PyCapsule_New(block, HURRAY_DLPACK_NAME, legacy_capsule_destructor);
+    if (capsule == NULL) {
+        free(block);
+        Py_DECREF(owner);
+    }
+    return capsule;
+}
+
+/* ---- the consumer side ----------------------------------------------- */
+
+/* Which name a capsule bears: 1 versioned, 0 legacy, -1 (error set) neither. */
+static int capsule_kind(PyObject *capsule)
+{
+    if (!PyCapsule_CheckExact(capsule)) {
+        PyErr_Format(capsule_class(), "expected a DLPack capsule, got %.200s",
+                     Py_TYPE(capsule)->tp_name);
+        return -1;
+    }
+    const char *name = PyCapsule_GetName(capsule);
+    if (name == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (name != NULL && strcmp(name, HURRAY_DLPACK_VERSIONED_NAME) == 0) {
+        return 1;
+    }
+    if (name != NULL && strcmp(name, HURRAY_DLPACK_NAME) == 0) {
+        return 0;
+    }
+    if (name != NULL && (strcmp(name, HURRAY_DLPACK_USED_NAME) == 0 ||
+                         strcmp(name, HURRAY_DLPACK_VERSIONED_USED_NAME) == 0)) {
+        PyErr_Format(capsule_class(),
+                     "this DLPack capsule was already consumed (its name is \"%s\")", name);
+        return -1;
+    }
+    PyErr_Format(capsule_class(),
+                 "a capsule named \"%.200s\" is not a DLPack capsule "
+                 "(\"dltensor\" or \"dltensor_versioned\")",
+                 name != NULL ? name : "(null)");
+    return -1;
+}
+
+static void *capsule_pointer(PyObject *capsule, int versioned)
+{
+    const char *name = versioned ? HURRAY_DLPACK_VERSIONED_NAME : HURRAY_DLPACK_NAME;
+    void *ptr = PyCapsule_GetPointer(capsule, name);
+    if (ptr == NULL && !PyErr_Occurred()) {
+        PyErr_SetString(capsule_class(), "the DLPack capsule holds a NULL pointer");
+    }
+    return ptr;
+}
+
+static PyObject *int64_tuple(const int64_t *values, int32_t n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL) {
+        return NULL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromLongLong(values[i]);
+        if (v == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, v);
+    }
+    return tuple;
+}
+
+PyDoc_STRVAR(inspect_doc,
+"inspect(capsule) -> tuple\n\n"
+"Read a producer's DLPack capsule without taking it. Returns\n"
+"(versioned, major, minor) when a versioned capsule has a major version\n"
+"other than 1 (nothing else may be read then), otherwise\n"
+"(versioned, major, minor, flags, device_type, device_id, code, bits, lanes,\n"
+" data, byte_offset, shape, strides), where strides is None when the\n"
+"producer gave none. A legacy capsule reports version (0, 0) and flags 0.");
+
+static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
+{
+    (void)module;
+    int versioned = capsule_kind(capsule);
+    if (versioned < 0) {
+        return NULL;
+    }
+    void *ptr = capsule_pointer(capsule, versioned);
+    if (ptr == NULL) {
+        return NULL;
+    }
+    const DLTensor *t;
+    unsigned long major = 0, minor = 0;
+    unsigned long long flags = 0;
+    if (versioned) {
+        const DLManagedTensorVersioned *m = ptr;
+        major = m->version.major;
+        minor = m->version.minor;
+        if (major != HURRAY_DLPACK_MAJOR) {
+            return Py_BuildValue("(Okk)", Py_True, major, minor);
+        }
+        flags = m->flags;
+        t = &m->dl_tensor;
+    } else {
+        t = &((const DLManagedTensor *)ptr)->dl_tensor;
+    }
+    if (t->ndim < 0 || t->ndim > DLPACK_BRIDGE_MAX_RANK) {
+        return PyErr_Format(refusal_class(),
+                            "the DLPack tensor has rank %d; Hurray holds ranks 0 to %d",
+                            (int)t->ndim, DLPACK_BRIDGE_MAX_RANK);
+    }
+    if (t->ndim > 0 && t->shape == NULL) {
+        return PyErr_Format(refusal_class(), "the DLPack tensor has rank %d and no shape",
+                            (int)t->ndim);
+    }
+    PyObject *shape = int64_tuple(t->shape, t->ndim);
+    if (shape == NULL) {
+        return NULL;
+    }
+    PyObject *strides;
+    if (t->strides != NULL || t->ndim == 0) {
+        strides = int64_tuple(t->strides, t->ndim);
+        if (strides == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+    } else {
+        strides = Py_NewRef(Py_None);
+    }
+    return Py_BuildValue("(OkkKiiiiiKKNN)", versioned ? Py_True : Py_False, major, minor,
+                         flags, (int)t->device.device_type, (int)t->device.device_id,
+                         (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes,
+                         (unsigned long long)(uintptr_t)t->data,
+                         (unsigned long long)t->byte_offset, shape, strides);
+}
+
+/* The consumer's hold on a producer's tensor: deallocating it calls the
+ * producer's deleter, once. */
+typedef struct {
+    PyObject_HEAD
+    void *managed;   /* DLManagedTensor or DLManagedTensorVersioned; NULL once released */
+    int versioned;
+    uint64_t flags;
+    PyObject *weakrefs;
+} OwnerObject;
+
+static void owner_release(OwnerObject *self)
+{
+    void *managed = self->managed;
+    self->managed = NULL;
+    if (managed == NULL) {
+        return;
+    }
+    if (self->versioned) {
+        DLManagedTensorVersioned *m = managed;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    } else {
+        DLManagedTensor *m = managed;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    }
+}
+
+static void owner_dealloc(OwnerObject *self)
+{
+    if (self->weakrefs != NULL) {
+        PyObject_ClearWeakRefs((PyObject *)self);
+    }
+    SavedError saved = save_error();
+    owner_release(self);
+    restore_error(saved);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *owner_get_readonly(OwnerObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong((self->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+}
+
+static PyObject *owner_get_versioned(OwnerObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->versioned);
+}
+
+static PyObject *owner_get_flags(OwnerObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(self->flags);
+}
+
+static PyObject *owner_get_released(OwnerObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->managed == NULL);
+}
+
+static PyGetSetDef owner_getset[] = {
+    {"readonly", (getter)owner_get_readonly, NULL,
+     "True when the producer marked the memory read-only.", NULL},
+    {"versioned", (getter)owner_get_versioned, NULL,
+     "True for a \"dltensor_versioned\" capsule.", NULL},
+    {"flags", (getter)owner_get_flags, NULL, "The producer's DLPack flags (0 for legacy).", NULL},
+    {"released", (getter)owner_get_released, NULL,
+     "True once the producer's deleter has been called.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyObject *owner_repr(OwnerObject *self)
+{
+    return PyUnicode_FromFormat("<hurray DLPack owner (%s%s)>",
+                                self->versioned ? "versioned" : "legacy",
+                                self->managed == NULL ? ", released" : "");
+}
+
+static PyTypeObject OwnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hurray._dlpack.Owner",
+    .tp_doc = "Holds a producer's DLPack tensor; its deleter runs when this object goes.",
+    .tp_basicsize = sizeof(OwnerObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)owner_dealloc,
+    .tp_repr = (reprfunc)owner_repr,
+    .tp_getset = owner_getset,
+    .tp_weaklistoffset = offsetof(OwnerObject, weakrefs),
+};
+
+PyDoc_STRVAR(take_doc,
+"take(capsule, data) -> Owner\n\n"
+"Take ownership of a DLPack capsule that inspect() read: the capsule is\n"
+"renamed to its \"used_\" name and the returned Owner calls the producer's\n"
+"deleter when it is deallocated. `data` must be the data address inspect()\n"
+"returned, so that a capsule changed in between is refused.");
+
+static PyObject *dlpack_take(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *capsule;
+    unsigned long long data;
+    if (!PyArg_ParseTuple(args, "OK:take", &capsule, &data)) {
+        return NULL;
+    }
+    int versioned = capsule_kind(capsule);
+    if (versioned < 0) {
+        return NULL;
+    }
+    void *ptr = capsule_pointer(capsule, versioned);
+    if (ptr == NULL) {
+        return NULL;
+    }
+    uint64_t flags = 0;
+    const DLTensor *t;
+    if (versioned) {
+        const DLManagedTensorVersioned *m = ptr;
+        if (m->version.major != HURRAY_DLPACK_MAJOR) {
+            return PyErr_Format(refusal_class(), "DLPack major version %lu is not %d",
+                                (unsigned long)m->version.major, HURRAY_DLPACK_MAJOR);
+        }
+        flags = m->flags;
+        t = &m->dl_tensor;
+    } else {
+        t = &((const DLManagedTensor *)ptr)->dl_tensor;
+    }
+    if ((unsigned long long)(uintptr_t)t->data != data) {
+        return PyErr_Format(capsule_class(), "the DLPack capsule changed while it was read");
+    }
+    OwnerObject *owner = PyObject_New(OwnerObject, &OwnerType);
+    if (owner == NULL) {
+        return NULL;
+    }
+    owner->managed = NULL;
+    owner->versioned = versioned;
+    owner->flags = flags;
+    owner->weakrefs = NULL;
+    const char *used = versioned ? HURRAY_DLPACK_VERSIONED_USED_NAME : HURRAY_DLPACK_USED_NAME;
+    if (PyCapsule_SetName(capsule, used) < 0) {
+        Py_DECREF(owner);
+        return NULL;
+    }
+    owner->managed = ptr;
+    return (PyObject *)owner;
+}
+
+PyDoc_STRVAR(set_error_classes_doc,
+"set_error_classes(refusal, capsule)\n\n"
+"The exception classes raised for refused tensors and for unusable capsules.");
+
+static PyObject *dlpack_set_error_classes(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *refusal, *capsule;
+    if (!PyArg_ParseTuple(args, "OO:set_error_classes", &refusal, &capsule)) {
+        return NULL;
+    }
+    if (!PyExceptionClass_Check(refusal) || !PyExceptionClass_Check(capsule)) {
+        PyErr_SetString(PyExc_TypeError, "set_error_classes takes two exception classes");
+        return NULL;
+    }
+    Py_INCREF(refusal);
+    Py_INCREF(capsule);
+    Py_XSETREF(refusal_error, refusal);
+    Py_XSETREF(capsule_error, capsule);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef dlpack_methods[] = {
+    {"export", dlpack_export, METH_VARARGS, export_doc},
+    {"inspect", dlpack_inspect, METH_O, inspect_doc},
+    {"take", dlpack_take, METH_VARARGS, take_doc},
+    {"set_error_classes", dlpack_set_error_classes, METH_VARARGS, set_error_classes_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef dlpack_module = {
+    PyModuleDef_HEAD_INIT, "hurray._dlpack", "The DLPack bridge's C side.", -1, dlpack_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__dlpack(void)
+{
+    if (PyType_Ready(&OwnerType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&dlpack_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "Owner", (PyObject *)&OwnerType) < 0 ||
+        PyModule_AddIntConstant(module, "DLPACK_MAJOR", HURRAY_DLPACK_MAJOR) < 0 ||
+        PyModule_AddIntConstant(module, "DLPACK_MINOR", HURRAY_DLPACK_MINOR) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
