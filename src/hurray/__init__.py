@@ -32,3 +32,9 @@ __all__ += ["DTYPES", "Descriptor", "Part", "Tensor", "dtype_code", "dtype_name"
 from .dlpack import DLPackError, from_dlpack  # noqa: E402
 
 __all__ += ["DLPackError", "from_dlpack"]
+
+# Quantization (layer 3): GGUF blocks and simple quantizers; Tensor.dequantize() decodes every scheme.
+from .gguf import from_gguf, to_gguf  # noqa: E402
+from .quantize import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402
+
+__all__ += ["from_gguf", "quantize_affine", "quantize_mx", "quantize_nvfp4", "to_gguf"]

@@ -1,0 +1,292 @@
+"""Reference dequantization: any Tensor to a float32 numpy array.
+
+This is the executable statement of layer 3 (docs/impl/descriptor-encoding.md,
+"Quantization"). It favours exactness over speed: every formula is evaluated
+in a stated precision and operation order, so that the results equal the
+reference implementations bit for bit:
+
+- ``none``: a plain conversion to float32 (round to nearest even for float64
+  and wide integers). Complex types are refused: float32 has no room for
+  the imaginary part (use ``np.asarray(tensor)`` instead).
+- ``affine``: ``(q - zero_point) * scale``, with q, zero point and scale
+  each converted to float64 when the scale part is float64 and to float32
+  otherwise, then the result rounded to float32. This is what PyTorch does
+  (per channel its scales are float64, per tensor float32) and what ONNX
+  DequantizeLinear states; the result is not rounded to the scale's own type.
+- ``microscaling``: ``(v * block_scale) * global_scale`` in float32; an E8M0
+  scale of 0xFF is NaN, and products beyond float32 become infinite.
+- ``ggml``: the ggml formulas, as gguf-py evaluates them (see gguf.py).
+
+Strides, byte offsets, byte order and packing are honoured by reading the
+tensor's buffers (``tensor.buffer(i)``) directly; nothing is copied beyond the
+result and the temporaries the arithmetic needs.
+"""
+import sys
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from . import packing as _packing
+from .errors import InvalidDescriptorError, UnsupportedError
+
+__all__ = ["dequantize", "parameter_shape", "swizzled_count", "swizzled_index"]
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+def dequantize(tensor):
+    """Return the real values of `tensor` as a new float32 array of its shape."""
+    desc = tensor.descriptor
+    scheme = desc.scheme
+    if scheme == "none":
+        return _plain(tensor, desc)
+    if scheme == "affine":
+        return _affine(tensor, desc)
+    if scheme == "microscaling":
+        return _microscaling(tensor, desc)
+    if scheme == "ggml":
+        from .gguf import dequantize_ggml
+
+        return dequantize_ggml(tensor)
+    raise UnsupportedError(f"dequantize: scheme {scheme!r} is not known to this build")
+
+
+def _plain(tensor, desc):
+    if _is_complex(desc.dtype):
+        raise UnsupportedError(
+            f"dequantize: a {desc.dtype} tensor has an imaginary part that float32 cannot hold; "
+            "use np.asarray(tensor) to read it"
+        )
+    with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf
+        return _read_values(tensor).astype(_F32)
+
+
+def _values_as(tensor, desc, precision):
+    """The stored values as numbers of `precision`, refusing complex types."""
+    if _is_complex(desc.dtype):
+        raise UnsupportedError(f"dequantize: values of type {desc.dtype} cannot be quantized values")
+    return _read_values(tensor).astype(precision)
+
+
+def _part(desc, role, required=True):
+    part = desc.parts.get(role)
+    if part is None and required:
+        raise InvalidDescriptorError(f"dequantize: scheme {desc.scheme} needs a {role} part")
+    return part
+
+
+def parameter_shape(desc):
+    """Shape of the row-major scale (and zero point) array for the granularity."""
+    shape = tuple(desc.shape)
+    granularity = desc.granularity
+    if granularity == "per_tensor":
+        return ()
+    axis = desc.axis
+    if not 0 <= axis < len(shape):
+        raise InvalidDescriptorError(f"dequantize: axis {axis} is not below the rank {len(shape)}")
+    if granularity == "per_axis":
+        return (shape[axis],)
+    if granularity == "per_block":
+        block = desc.block_size
+        if block <= 0 or shape[axis] % block:
+            raise InvalidDescriptorError(
+                f"dequantize: block size {block} does not divide shape[{axis}] = {shape[axis]}"
+            )
+        return shape[:axis] + (shape[axis] // block,) + shape[axis + 1:]
+    raise InvalidDescriptorError(f"dequantize: granularity {granularity!r} does not fit scheme {desc.scheme}")
+
+
+def _broadcast(params, desc):
+    """Stretch a parameter array of parameter_shape(desc) over the tensor's shape."""
+    granularity = desc.granularity
+    if granularity == "per_tensor":
+        return params.reshape(())
+    rank = len(desc.shape)
+    if granularity == "per_axis":
+        view_shape = [1] * rank
+        view_shape[desc.axis] = -1
+        return params.reshape(view_shape)
+    return np.repeat(params, desc.block_size, axis=desc.axis)
+
+
+def _affine(tensor, desc):
+    scale_part = _part(desc, "scale")
+    pshape = parameter_shape(desc)
+    count = int(np.prod(pshape, dtype=np.int64))
+    scale = _read_parameter(tensor, scale_part, count).reshape(pshape)
+    # Float64 scales are applied in float64 (PyTorch per channel); every
+    # narrower scale type converts exactly to float32, where the rest happens.
+    precision = _F64 if scale.dtype == _F64 else _F32
+    q = _values_as(tensor, desc, precision)
+    scale = _broadcast(scale.astype(precision), desc)
+    zero_part = _part(desc, "zero_point", required=False)
+    if zero_part is not None:
+        zero = _read_parameter(tensor, zero_part, count).reshape(pshape)
+        if _is_complex(zero_part.dtype):
+            raise UnsupportedError("dequantize: a complex zero point is not meaningful")
+        q = q - _broadcast(zero.astype(precision), desc)
+    with np.errstate(over="ignore"):  # beyond float32's range is infinite
+        return (q * scale).astype(_F32)
+
+
+def swizzled_index(rows, cols):
+    """Element index, in a SWIZZLED_128X4 scale part, of every (row, column).
+
+    Returns an int64 array of shape (rows, cols). The matrix is padded to
+    whole tiles of 128 rows by 4 columns; each tile holds 512 scales, with
+    row r of the tile at (r % 32) * 16 + (r // 32) * 4 and column c at c % 4.
+    """
+    padded_cols = -(-cols // 4) * 4
+    r = np.arange(rows, dtype=np.int64).reshape(-1, 1)
+    c = np.arange(cols, dtype=np.int64).reshape(1, -1)
+    tile = (r // 128) * (padded_cols // 4) + c // 4
+    return tile * 512 + (r % 32) * 16 + (r // 32 % 4) * 4 + c % 4
+
+
+def swizzled_count(rows, cols):
+    """How many scales a SWIZZLED_128X4 part holds: whole padded tiles."""
+    return (-(-rows // 128) * 128) * (-(-cols // 4) * 4)
+
+
+def _block_scales(tensor, desc, part):
+    """The microscaling block scales as an array of parameter_shape(desc)."""
+    pshape = parameter_shape(desc)
+    if part.layout == "row_major":
+        count = int(np.prod(pshape, dtype=np.int64))
+        return _read_parameter(tensor, part, count).reshape(pshape)
+    if part.layout == "swizzled_128x4":
+        if len(desc.shape) != 2 or desc.axis != 1:
+            raise InvalidDescriptorError("dequantize: a swizzled_128x4 scale needs rank 2 and axis 1")
+        rows, cols = pshape
+        stored = _read_parameter(tensor, part, swizzled_count(rows, cols))
+        return stored[swizzled_index(rows, cols)]
+    raise UnsupportedError(f"dequantize: scale layout {part.layout!r} is not known to this build")
+
+
+def _microscaling(tensor, desc):
+    if desc.granularity != "per_block":
+        raise InvalidDescriptorError("dequantize: microscaling is per block")
+    values = _values_as(tensor, desc, _F32)
+    scale = _block_scales(tensor, desc, _part(desc, "scale")).astype(_F32)
+    global_part = _part(desc, "global_scale", required=False)
+    with np.errstate(over="ignore"):
+        out = values * _broadcast(scale, desc)
+        if global_part is not None:
+            global_scale = _read_parameter(tensor, global_part, 1).astype(_F32)
+            out = out * global_scale.reshape(())
+    return out
+
+
+# ---- reading stored elements -------------------------------------------
+# Layers 1 and 2: the element at index i of a part lies at bit
+# 8 * byte_offset + width * sum(i_k * stride_k) of its buffer.
+
+_COMPLEX = frozenset({"complex32", "bcomplex32", "complex64", "complex128"})
+_NATIVE_ORDER = "little" if sys.byteorder == "little" else "big"
+
+
+def _is_complex(name):
+    return name in _COMPLEX
+
+
+def _numpy_dtype(name):
+    """The native numpy (or ml_dtypes) dtype of a Hurray dtype name."""
+    dtype = _dtypes.dtype_info(name).numpy
+    if dtype is None:
+        raise UnsupportedError(f"dequantize: numpy has no type for {name}")
+    return dtype
+
+
+def _read_values(tensor):
+    """The values part as a numpy array of the tensor's shape, in a numeric dtype.
+
+    Sub-byte integers come back as int8/uint8 numbers, fp4/fp6 as their
+    ml_dtypes types; everything else in its own numpy dtype, native order.
+    """
+    desc = tensor.descriptor
+    part = desc.parts["values"]
+    shape = tuple(desc.shape)
+    strides = tuple(desc.strides)
+    name = desc.dtype
+    bits = _dtypes.dtype_bits(name)
+    if bits >= 8:
+        if _count(shape) == 0:
+            return np.empty(shape, _numpy_dtype(name))
+        buf = tensor.buffer(part.buffer_index)
+        return _wide(buf, name, part.byte_offset, shape, strides, desc.byte_order)
+    if _count(shape) == 0:
+        codes = np.empty(shape, np.uint8)
+    else:
+        buf = tensor.buffer(part.buffer_index)
+        codes = _sub_byte_codes(buf, part.byte_offset, shape, strides, bits, desc.packing)
+    return _interpret_codes(codes, name, bits)
+
+
+def _read_parameter(tensor, part, count):
+    """`count` contiguous elements of a parameter part, as a 1-D native array."""
+    if _dtypes.dtype_bits(part.dtype) < 8:
+        raise UnsupportedError(f"dequantize: a {part.dtype} parameter part has no byte-addressable layout")
+    if count == 0:
+        return np.empty((0,), _numpy_dtype(part.dtype))
+    buf = tensor.buffer(part.buffer_index)
+    return _wide(buf, part.dtype, part.byte_offset, (count,), (1,), tensor.descriptor.byte_order)
+
+
+def _count(shape):
+    n = 1
+    for dim in shape:
+        n *= dim
+    return n
+
+
+def _wide(buf, name, byte_offset, shape, strides, byte_order):
+    """A strided view (or, for a foreign byte order, a native copy) of whole-byte elements."""
+    dtype = _numpy_dtype(name)
+    size = dtype.itemsize
+    byte_strides = tuple(s * size for s in strides)
+    if size == 1 or byte_order == _NATIVE_ORDER:
+        return np.ndarray(shape, dtype, buffer=buf, offset=byte_offset, strides=byte_strides)
+    # Swap through unsigned integers: ml_dtypes types have no byte-order
+    # variants, and a complex number swaps each half on its own.
+    halves = 2 if name in _COMPLEX else 1
+    unit = size // halves
+    order = "<" if byte_order == "little" else ">"
+    raw = np.ndarray(shape + (halves,), np.dtype(f"{order}u{unit}"), buffer=buf,
+                     offset=byte_offset, strides=byte_strides + (unit,))
+    return raw.astype(np.dtype(f"=u{unit}")).view(dtype).reshape(shape)
+
+
+def _sub_byte_codes(buf, byte_offset, shape, strides, bits, packing):
+    """The raw `bits`-wide codes of every element, as uint8 of `shape`."""
+    if packing == "padded":
+        raw = np.ndarray(shape, np.uint8, buffer=buf, offset=byte_offset, strides=strides)
+        return raw & np.uint8((1 << bits) - 1)
+    if packing == "lsb_first":
+        return _packing.unpack_strided(buf, bits, byte_offset, shape, strides)
+    if packing == "ggml_split":
+        if tuple(strides) != _row_major(shape):
+            raise InvalidDescriptorError("dequantize: ggml_split packing needs row-major strides")
+        count = _count(shape)
+        packed = buf[byte_offset:byte_offset + _packing.packed_nbytes(count, bits, packing)]
+        return _packing.unpack(packed, bits, count, packing).reshape(shape)
+    raise InvalidDescriptorError(f"dequantize: packing {packing!r} does not fit a {bits}-bit type")
+
+
+def _row_major(shape):
+    strides = []
+    step = 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= max(dim, 1)
+    return tuple(reversed(strides))
+
+
+def _interpret_codes(codes, name, bits):
+    if name.startswith("float"):
+        return codes.view(_numpy_dtype(name))
+    if name.startswith("uint"):
+        return codes
+    # Two's complement at `bits` bits.
+    signed = codes.astype(np.int8)
+    return np.where(codes >> np.uint8(bits - 1), signed - np.int8(1 << bits), signed).astype(np.int8)
