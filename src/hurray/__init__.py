@@ -33,6 +33,11 @@ from .dlpack import DLPackError, from_dlpack  # noqa: E402
 
 __all__ += ["DLPackError", "from_dlpack"]
 
+# The native protocol (layer 6): Tensor.__hurray__ exports, from_hurray imports.
+from .protocol import from_hurray  # noqa: E402
+
+__all__ += ["from_hurray"]
+
 # Quantization (layer 3): GGUF blocks and simple quantizers; Tensor.dequantize() decodes every scheme.
 from .gguf import from_gguf, to_gguf  # noqa: E402
 from .quantize import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402

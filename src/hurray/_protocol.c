@@ -1,15 +1,670 @@
-/* hurray._protocol: the native protocol's C side (capsules, owner release).
- * Filled in by the protocol work; this file starts as the bare module. */
+/*
+ * hurray._protocol -- the native protocol's C side: every capsule is made
+ * and read here, against the Python C API and hurray.h.
+ *
+ * ======================================================================
+ * Design note D-NB2: the capsule and its context
+ * ======================================================================
+ *
+ * What a capsule carries (ADR-030 section 2, ADR-034):
+ *
+ *   name     "hurray_tensor"  -- a static string; a consumer that takes
+ *            ownership renames the capsule "used_hurray_tensor" (also
+ *            static), as DLPack does with "dltensor" / "used_dltensor".
+ *   pointer  a HurrayBufferList: one HurrayBuffer per buffer of the tensor,
+ *            each made with hurray_buffer_from_ptr over the producer's own
+ *            memory (no copy).
+ *   context  a HurrayTensorContext made by hurray_tensor_context_new: the
+ *            producer's HURRAY_C_ABI_VERSION in the frozen header, a private
+ *            copy of the descriptor bytes, and an owner.
+ *
+ * Who keeps the producer's memory alive. Every handle that needs it holds
+ * its own strong reference to the producer's owner object: each buffer
+ * (release = py_owner_release, release_context = owner) and the context
+ * (owner_release = py_owner_release). So a capsule over k buffers holds
+ * k + 1 references. A consumer written in C may therefore destroy the
+ * context as soon as it has read the descriptor and keep the buffers for as
+ * long as it likes; no handle depends on the lifetime of another.
+ *
+ * Who frees what. Until a consumer takes ownership, the capsule owns the
+ * list and the context; its destructor frees them only while its name is
+ * still "hurray_tensor". A consumer takes ownership by checking everything
+ * first and then renaming the capsule; from then on it owns both handles and
+ * destroys them with hurray_buffer_list_destroy and
+ * hurray_tensor_context_destroy. Order, everywhere in this file: the list
+ * first, then the context -- the descriptor outlives the buffers it
+ * describes. A consumer that refuses a capsule touches nothing, and the
+ * capsule's owner still frees it.
+ *
+ * What a consumer checks, in this order, before renaming (python-bindings
+ * section ABI version: the version is verified before any handle is
+ * dereferenced): the name; the context's ABI version, read with
+ * hurray_tensor_context_abi_version and nothing else (a NULL context or one
+ * without the magic is refused; a version other than this build's is
+ * refused naming both); the descriptor bytes, decoded; the descriptor
+ * against the buffer list (hurray_descriptor_check_buffers).
+ *
+ * The only code that touches Python from a handle is py_owner_release. It
+ * may run on any thread, including one Python has never seen (a C consumer
+ * destroying the list), and at any time, including interpreter
+ * finalization. When the interpreter is not initialized or is finalizing it
+ * returns at once and leaks the reference: at that point taking the GIL can
+ * hang or kill the thread, and touching an object can crash (numpy PR
+ * #22510). Otherwise it takes the GIL with PyGILState_Ensure, keeps any
+ * pending exception aside, drops the reference, and restores. The
+ * finalization check is racy by nature; keeping it in one small function is
+ * what keeps the window small.
+ *
+ * Threads. Exporting and consuming run entirely with the GIL held, and a
+ * consumer renames the capsule before it allocates any Python object, so
+ * two threads racing for one capsule cannot both take it: exactly one
+ * succeeds, the other sees "already consumed". The module supports the main
+ * interpreter of a GIL build (PyGILState_* does not serve subinterpreters).
+ * ======================================================================
+ */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "hurray.h"
 
+/* Static: PyCapsule keeps the pointer, never a copy of the string. */
+static const char CAPSULE_NAME[] = "hurray_tensor";
+static const char USED_CAPSULE_NAME[] = "used_hurray_tensor";
+
+/* Counts of owner references dropped and leaked, for tests that prove
+ * every reference is released exactly once. Relaxed atomics: a leak may be
+ * counted without the GIL. */
+static atomic_ullong owner_releases;
+static atomic_ullong owner_leaks;
+
+/* ---- keeping a pending exception aside --------------------------------- */
+
+/* Release callbacks and the capsule destructor may run while an exception
+ * is propagating; they must neither lose it nor leave one of their own. */
+#if PY_VERSION_HEX >= 0x030C0000
+typedef PyObject *SavedError;
+static SavedError save_error(void) { return PyErr_GetRaisedException(); }
+static void restore_error(SavedError saved) { PyErr_SetRaisedException(saved); }
+#else
+typedef struct {
+    PyObject *type, *value, *traceback;
+} SavedError;
+static SavedError save_error(void)
+{
+    SavedError saved;
+    PyErr_Fetch(&saved.type, &saved.value, &saved.traceback);
+    return saved;
+}
+static void restore_error(SavedError saved)
+{
+    PyErr_Restore(saved.type, saved.value, saved.traceback);
+}
+#endif
+
+/* ---- the one function that touches Python from a handle ---------------- */
+
+static int interpreter_is_finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+/* release / owner_release for every handle this module makes: drops one
+ * strong reference to owner. Any thread, any time (D-NB2). */
+static void py_owner_release(void *owner)
+{
+    if (owner == NULL) {
+        return;
+    }
+    if (!Py_IsInitialized() || interpreter_is_finalizing()) {
+        atomic_fetch_add_explicit(&owner_leaks, 1, memory_order_relaxed);
+        return;
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    SavedError saved = save_error();
+    Py_DECREF((PyObject *)owner);
+    atomic_fetch_add_explicit(&owner_releases, 1, memory_order_relaxed);
+    PyErr_Clear(); /* a dealloc must not raise; if one did, it is not ours to pass on */
+    restore_error(saved);
+    PyGILState_Release(gil);
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* hurray.errors is imported on the first error, never on the fast path,
+ * and never at module import (errors.py imports the cffi module, which the
+ * package may still be importing). */
+static PyObject *errors_module;
+
+static PyObject *errors(void)
+{
+    if (errors_module == NULL) {
+        errors_module = PyImport_ImportModule("hurray.errors");
+    }
+    return errors_module;
+}
+
+/* Raises hurray.errors.<class_name>(message, status). Always returns NULL. */
+static PyObject *raise_error(const char *class_name, long status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    PyObject *message = PyUnicode_FromFormatV(fmt, args);
+    va_end(args);
+    if (message == NULL) {
+        return NULL;
+    }
+    PyObject *module = errors();
+    PyObject *cls = module == NULL ? NULL : PyObject_GetAttrString(module, class_name);
+    if (cls == NULL) {
+        Py_DECREF(message);
+        return NULL;
+    }
+    PyObject *exc = status == HURRAY_OK
+                        ? PyObject_CallFunctionObjArgs(cls, message, Py_None, NULL)
+                        : PyObject_CallFunction(cls, "Ol", message, status);
+    Py_DECREF(cls);
+    Py_DECREF(message);
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+/* Raises the class that hurray.errors maps status to, with the C library's
+ * message for this thread, prefixed by what was being done. */
+static PyObject *raise_status(HurrayStatus status, const char *doing)
+{
+    /* Copy the message first: importing hurray.errors may run C calls that
+     * overwrite this thread's last error. */
+    char message[512];
+    snprintf(message, sizeof message, "%s", hurray_last_error_message());
+    const char *name = hurray_status_name(status);
+    PyObject *module = errors();
+    if (module == NULL) {
+        return NULL;
+    }
+    PyObject *cls = PyObject_CallMethod(module, "error_class", "l", (long)status);
+    if (cls == NULL) {
+        return NULL;
+    }
+    PyObject *exc = PyObject_CallFunction(cls, "Nl",
+                                          PyUnicode_FromFormat("%s: %s: %s", name, doing, message),
+                                          (long)status);
+    Py_DECREF(cls);
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+/* ---- Holder: the consumer's ownership of a list and a context ---------- */
+
+typedef struct {
+    PyObject_HEAD
+    HurrayBufferList *list;
+    HurrayTensorContext *ctx;
+    uint64_t buffer_count;
+    PyObject *weakrefs;
+} Holder;
+
+static void holder_dealloc(Holder *self)
+{
+    if (self->weakrefs != NULL) {
+        PyObject_ClearWeakRefs((PyObject *)self);
+    }
+    /* List first, then context (D-NB2); each destroy nulls its pointer, so
+     * nothing here can run twice. */
+    hurray_buffer_list_destroy(&self->list);
+    hurray_tensor_context_destroy(&self->ctx);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *holder_repr(Holder *self)
+{
+    return PyUnicode_FromFormat("<hurray._protocol.Holder of %llu buffer%s>",
+                                (unsigned long long)self->buffer_count,
+                                self->buffer_count == 1 ? "" : "s");
+}
+
+static PyTypeObject HolderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hurray._protocol.Holder",
+    .tp_doc = PyDoc_STR("Owns the buffer list and tensor context taken from a consumed "
+                        "capsule; frees both, list first, when it dies."),
+    .tp_basicsize = sizeof(Holder),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)holder_dealloc,
+    .tp_repr = (reprfunc)holder_repr,
+    .tp_weaklistoffset = offsetof(Holder, weakrefs),
+};
+
+/* ---- export ------------------------------------------------------------ */
+
+/* The capsule's destructor. Frees only an unconsumed capsule: once renamed,
+ * the list and context belong to whoever renamed it. Leaves no exception
+ * set, and keeps one that was pending. */
+static void capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, CAPSULE_NAME)) {
+        return;
+    }
+    SavedError saved = save_error();
+    HurrayBufferList *list = PyCapsule_GetPointer(capsule, CAPSULE_NAME);
+    HurrayTensorContext *ctx = PyCapsule_GetContext(capsule);
+    hurray_buffer_list_destroy(&list);
+    hurray_tensor_context_destroy(&ctx);
+    PyErr_Clear();
+    restore_error(saved);
+}
+
+/* Reads one (address, nbytes) span. */
+static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t *out_len)
+{
+    if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 2) {
+        raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
+                    "span %zd must be an (address, nbytes) tuple, not %R", index, span);
+        return -1;
+    }
+    unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
+    if (address == (unsigned long long)-1 && PyErr_Occurred()) {
+        goto bad_number;
+    }
+    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    if (nbytes == (unsigned long long)-1 && PyErr_Occurred()) {
+        goto bad_number;
+    }
+    if (address > UINTPTR_MAX) {
+        raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
+                    "span %zd: address %llu does not fit a pointer", index, address);
+        return -1;
+    }
+    *out_ptr = (void *)(uintptr_t)address;
+    *out_len = (uint64_t)nbytes;
+    return 0;
+
+bad_number:
+    PyErr_Clear();
+    raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
+                "span %zd: address and nbytes must be non-negative integers below 2**64, "
+                "got %R", index, span);
+    return -1;
+}
+
+/* Builds the buffer list over spans, one owner reference per buffer. On
+ * failure everything made so far is destroyed (dropping its references). */
+static HurrayBufferList *make_list(PyObject *spans, PyObject *owner)
+{
+    if (!PyTuple_Check(spans)) {
+        raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
+                    "spans must be a tuple of (address, nbytes) tuples, not %.100s",
+                    Py_TYPE(spans)->tp_name);
+        return NULL;
+    }
+    HurrayBufferList *list = NULL;
+    HurrayStatus status = hurray_buffer_list_new(&list);
+    if (status != HURRAY_OK) {
+        raise_status(status, "making the buffer list");
+        return NULL;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(spans);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        void *ptr;
+        uint64_t len;
+        if (read_span(PyTuple_GET_ITEM(spans, i), i, &ptr, &len) < 0) {
+            goto fail;
+        }
+        HurrayBuffer *buf = NULL;
+        Py_INCREF(owner);
+        status = hurray_buffer_from_ptr(ptr, len, py_owner_release, owner, &buf);
+        if (status != HURRAY_OK) {
+            Py_DECREF(owner); /* the buffer never took it */
+            raise_status(status, "wrapping a span");
+            goto fail;
+        }
+        status = hurray_buffer_list_push(list, &buf);
+        if (status != HURRAY_OK) {
+            hurray_buffer_destroy(&buf); /* drops its reference */
+            raise_status(status, "adding a buffer to the list");
+            goto fail;
+        }
+    }
+    return list;
+
+fail:
+    hurray_buffer_list_destroy(&list);
+    return NULL;
+}
+
+PyDoc_STRVAR(export_doc,
+"export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
+"\n"
+"A \"hurray_tensor\" capsule over spans, a tuple of (address, nbytes):\n"
+"its pointer a HurrayBufferList, its context a HurrayTensorContext holding\n"
+"the descriptor bytes. Every handle holds a strong reference to owner,\n"
+"which must keep the memory of every span alive. The descriptor is not\n"
+"checked against the spans here; every consumer checks it.");
+
+static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "export() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *descriptor = args[0];
+    PyObject *spans = args[1];
+    PyObject *owner = args[2];
+    if (!PyBytes_Check(descriptor)) {
+        return raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
+                           "descriptor_bytes must be bytes, not %.100s",
+                           Py_TYPE(descriptor)->tp_name);
+    }
+    HurrayBufferList *list = make_list(spans, owner);
+    if (list == NULL) {
+        return NULL;
+    }
+    HurrayTensorContext *ctx = NULL;
+    Py_INCREF(owner);
+    HurrayStatus status = hurray_tensor_context_new(
+        HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
+        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, py_owner_release, &ctx);
+    if (status != HURRAY_OK) {
+        Py_DECREF(owner); /* the context never took it */
+        hurray_buffer_list_destroy(&list);
+        return raise_status(status, "making the tensor context");
+    }
+    PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
+    if (capsule == NULL) {
+        hurray_buffer_list_destroy(&list);
+        hurray_tensor_context_destroy(&ctx);
+        return NULL;
+    }
+    if (PyCapsule_SetContext(capsule, ctx) != 0) {
+        /* Unreachable for a fresh capsule; the destructor would then free
+         * the list alone, so free the context here. */
+        hurray_tensor_context_destroy(&ctx);
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    return capsule;
+}
+
+/* ---- consume ----------------------------------------------------------- */
+
+/* Everything a consumer checks before it takes ownership (D-NB2), in
+ * order. Touches nothing it has not checked, changes nothing, and
+ * allocates no Python object unless it fails. */
+static int check_capsule(PyObject *capsule, HurrayBufferList **out_list,
+                         HurrayTensorContext **out_ctx, uint32_t *out_version)
+{
+    if (!PyCapsule_CheckExact(capsule)) {
+        raise_error("CapsuleError", HURRAY_OK, "expected a PyCapsule named '%s', got %.100s",
+                    CAPSULE_NAME, Py_TYPE(capsule)->tp_name);
+        return -1;
+    }
+    const char *name = PyCapsule_GetName(capsule);
+    if (name == NULL || strcmp(name, CAPSULE_NAME) != 0) {
+        if (name != NULL && strcmp(name, USED_CAPSULE_NAME) == 0) {
+            raise_error("CapsuleError", HURRAY_OK,
+                        "capsule already consumed: it is named '%s'; a Hurray capsule can "
+                        "be read once", USED_CAPSULE_NAME);
+        } else if (name == NULL) {
+            raise_error("CapsuleError", HURRAY_OK,
+                        "capsule has no name; a Hurray capsule is named '%s'", CAPSULE_NAME);
+        } else {
+            raise_error("CapsuleError", HURRAY_OK,
+                        "capsule is named '%s'; a Hurray capsule is named '%s'", name,
+                        CAPSULE_NAME);
+        }
+        return -1;
+    }
+    HurrayTensorContext *ctx = PyCapsule_GetContext(capsule);
+    if (ctx == NULL) {
+        if (!PyErr_Occurred()) {
+            raise_error("NotAContextError", HURRAY_ERROR_NOT_A_CONTEXT,
+                        "capsule '%s' has no context; its producer did not attach a "
+                        "HurrayTensorContext", CAPSULE_NAME);
+        }
+        return -1;
+    }
+    /* The version first, through the one accessor that any context of any
+     * ABI version answers (ADR-034 section 4). */
+    uint32_t version = 0;
+    HurrayStatus status = hurray_tensor_context_abi_version(ctx, &version);
+    if (status != HURRAY_OK) {
+        raise_status(status, "reading the capsule context's ABI version");
+        return -1;
+    }
+    if (version != HURRAY_C_ABI_VERSION) {
+        raise_error("AbiVersionError", HURRAY_ERROR_ABI_VERSION,
+                    "capsule context has C ABI version %u; this build of hurray reads C ABI "
+                    "version %u only", (unsigned)version, (unsigned)HURRAY_C_ABI_VERSION);
+        return -1;
+    }
+    HurrayBufferList *list = PyCapsule_GetPointer(capsule, CAPSULE_NAME);
+    if (list == NULL) {
+        return -1; /* a valid capsule never has a NULL pointer; GetPointer said why */
+    }
+    const uint8_t *bytes = NULL;
+    uint64_t len = 0;
+    status = hurray_tensor_context_descriptor(ctx, &bytes, &len);
+    if (status != HURRAY_OK) {
+        raise_status(status, "reading the descriptor from the capsule context");
+        return -1;
+    }
+    HurrayDescriptor *desc = NULL;
+    status = hurray_descriptor_decode(bytes, len, &desc);
+    if (status != HURRAY_OK) {
+        raise_status(status, "decoding the capsule's descriptor");
+        return -1;
+    }
+    status = hurray_descriptor_check_buffers(desc, list);
+    hurray_descriptor_destroy(&desc);
+    if (status != HURRAY_OK) {
+        raise_status(status, "checking the capsule's buffers against its descriptor");
+        return -1;
+    }
+    *out_list = list;
+    *out_ctx = ctx;
+    *out_version = version;
+    return 0;
+}
+
+/* (address, nbytes) of every buffer, from the list's own accessors. */
+static PyObject *read_spans(const HurrayBufferList *list, uint64_t count)
+{
+    PyObject *spans = PyTuple_New((Py_ssize_t)count);
+    if (spans == NULL) {
+        return NULL;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        const HurrayBuffer *buf = NULL;
+        void *data = NULL;
+        uint64_t len = 0;
+        HurrayStatus status = hurray_buffer_list_get(list, i, &buf);
+        if (status == HURRAY_OK) {
+            status = hurray_buffer_data(buf, &data, &len);
+        }
+        if (status != HURRAY_OK) {
+            Py_DECREF(spans);
+            return raise_status(status, "reading a buffer of the list");
+        }
+        PyObject *span = PyTuple_New(2);
+        if (span == NULL) {
+            Py_DECREF(spans);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(spans, (Py_ssize_t)i, span);
+        PyObject *address = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)data);
+        if (address == NULL) {
+            Py_DECREF(spans);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(span, 0, address);
+        PyObject *nbytes = PyLong_FromUnsignedLongLong((unsigned long long)len);
+        if (nbytes == NULL) {
+            Py_DECREF(spans);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(span, 1, nbytes);
+    }
+    return spans;
+}
+
+PyDoc_STRVAR(consume_doc,
+"consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder)\n"
+"\n"
+"Checks a \"hurray_tensor\" capsule -- its name, the context's ABI version\n"
+"(first), the descriptor, the descriptor against the buffers -- and only\n"
+"then takes ownership: renames it \"used_hurray_tensor\" and moves its\n"
+"list and context into holder, which frees them when it dies. spans is a\n"
+"tuple of (address, nbytes) that stays valid while holder lives. On any\n"
+"failure the capsule is left as it was and a HurrayError is raised.");
+
+static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
+{
+    (void)module;
+    /* Allocated before the checks: between the checks and the rename there
+     * must be no allocation that could run a collection, a finalizer, and
+     * so another thread that takes the same capsule. Holder is not a GC
+     * type. */
+    Holder *holder = PyObject_New(Holder, &HolderType);
+    if (holder == NULL) {
+        return NULL;
+    }
+    holder->list = NULL;
+    holder->ctx = NULL;
+    holder->buffer_count = 0;
+    holder->weakrefs = NULL;
+
+    HurrayBufferList *list = NULL;
+    HurrayTensorContext *ctx = NULL;
+    uint32_t version = 0;
+    if (check_capsule(capsule, &list, &ctx, &version) < 0) {
+        Py_DECREF(holder);
+        return NULL;
+    }
+    /* Take ownership: from here the capsule's destructor frees nothing. */
+    if (PyCapsule_SetName(capsule, USED_CAPSULE_NAME) != 0 ||
+        PyCapsule_SetContext(capsule, NULL) != 0) {
+        Py_DECREF(holder); /* unreachable for a checked capsule */
+        return NULL;
+    }
+    holder->list = list;
+    holder->ctx = ctx;
+    uint64_t count = 0;
+    (void)hurray_buffer_list_len(list, &count); /* cannot fail on a checked list */
+    holder->buffer_count = count;
+
+    /* From here a failure just drops holder, which frees both handles. */
+    const uint8_t *bytes = NULL;
+    uint64_t len = 0;
+    HurrayStatus status = hurray_tensor_context_descriptor(ctx, &bytes, &len);
+    if (status != HURRAY_OK) {
+        Py_DECREF(holder);
+        return raise_status(status, "reading the descriptor from the capsule context");
+    }
+    PyObject *descriptor = PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len);
+    if (descriptor == NULL) {
+        Py_DECREF(holder);
+        return NULL;
+    }
+    PyObject *spans = read_spans(list, count);
+    if (spans == NULL) {
+        Py_DECREF(descriptor);
+        Py_DECREF(holder);
+        return NULL;
+    }
+    PyObject *result = PyTuple_New(4);
+    PyObject *abi = PyLong_FromUnsignedLong(version);
+    if (result == NULL || abi == NULL) {
+        Py_XDECREF(result);
+        Py_XDECREF(abi);
+        Py_DECREF(spans);
+        Py_DECREF(descriptor);
+        Py_DECREF(holder);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(result, 0, abi);
+    PyTuple_SET_ITEM(result, 1, descriptor);
+    PyTuple_SET_ITEM(result, 2, spans);
+    PyTuple_SET_ITEM(result, 3, (PyObject *)holder);
+    return result;
+}
+
+/* ---- counters for tests ------------------------------------------------ */
+
+PyDoc_STRVAR(counters_doc,
+"_owner_counters() -> (released, leaked)\n"
+"\n"
+"How many owner references py_owner_release has dropped, and how many it\n"
+"leaked because the interpreter was finalizing, since the module loaded.");
+
+static PyObject *protocol_owner_counters(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return Py_BuildValue(
+        "(KK)", (unsigned long long)atomic_load_explicit(&owner_releases, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&owner_leaks, memory_order_relaxed));
+}
+
+/* ---- module ------------------------------------------------------------ */
+
+static PyMethodDef protocol_methods[] = {
+    {"export", (PyCFunction)(void (*)(void))protocol_export, METH_FASTCALL, export_doc},
+    {"consume", protocol_consume, METH_O, consume_doc},
+    {"_owner_counters", protocol_owner_counters, METH_NOARGS, counters_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef protocol_module = {
-    PyModuleDef_HEAD_INIT, "hurray._protocol", "The native protocol's C side.", -1, NULL,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hurray._protocol",
+    .m_doc = "The native protocol's C side: making and consuming 'hurray_tensor' capsules.",
+    .m_size = -1,
+    .m_methods = protocol_methods,
 };
 
 PyMODINIT_FUNC PyInit__protocol(void)
 {
-    return PyModule_Create(&protocol_module);
+    if (PyType_Ready(&HolderType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&protocol_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&HolderType);
+    if (PyModule_AddObject(module, "Holder", (PyObject *)&HolderType) < 0) {
+        Py_DECREF(&HolderType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&PyCapsule_Type);
+    if (PyModule_AddObject(module, "CapsuleType", (PyObject *)&PyCapsule_Type) < 0) {
+        Py_DECREF(&PyCapsule_Type);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddStringConstant(module, "CAPSULE_NAME", CAPSULE_NAME) < 0 ||
+        PyModule_AddStringConstant(module, "USED_CAPSULE_NAME", USED_CAPSULE_NAME) < 0 ||
+        PyModule_AddIntConstant(module, "C_ABI_VERSION", HURRAY_C_ABI_VERSION) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

@@ -1,0 +1,133 @@
+"""The native protocol (layer 6): ``__hurray__`` export and ``from_hurray`` import.
+
+A producer's ``__hurray__()`` returns a PyCapsule named ``"hurray_tensor"``
+whose pointer is a ``HurrayBufferList`` and whose context is a
+``HurrayTensorContext`` (ADR-030 section 2, ADR-034). Both capsule ends are
+written in C, in ``hurray._protocol``; design note D-NB2 at the top of
+``_protocol.c`` (and docs/impl/d-nb2.md) says who owns what, in which order
+things are freed, and what happens on other threads and at interpreter exit.
+
+Threads: ``to_capsule`` and ``from_hurray`` may be called from any thread.
+A capsule is consumed at most once, even when threads race for it; the
+loser gets a CapsuleError. The handles inside a capsule may be released on
+any thread, including threads Python did not create.
+"""
+from . import _protocol
+from .descriptor import Descriptor
+from .errors import CapsuleError, HurrayError, UnsupportedError
+from .tensor import Tensor
+
+__all__ = ["CAPSULE_NAME", "USED_CAPSULE_NAME", "from_hurray", "to_capsule"]
+
+CAPSULE_NAME = _protocol.CAPSULE_NAME
+USED_CAPSULE_NAME = _protocol.USED_CAPSULE_NAME
+
+_export = _protocol.export
+_consume = _protocol.consume
+_CapsuleType = _protocol.CapsuleType
+
+def to_capsule(tensor):
+    """Export ``tensor`` as a ``"hurray_tensor"`` capsule (what ``Tensor.__hurray__`` returns).
+
+    The capsule shares the tensor's memory and holds the tensor alive until
+    the capsule, or whoever consumes it, lets go. A read-only tensor is
+    refused: C ABI 4 has no way to mark memory read-only, and a consumer
+    writing into it could corrupt immutable data or fault on a read-only
+    mapping. Export a writable copy instead.
+    """
+    # The slots, not the properties: this is the producer's whole hot path,
+    # and four Python-level property calls would cost as much as the export.
+    if tensor._readonly:
+        raise UnsupportedError(
+            "cannot export a read-only tensor through __hurray__: the capsule cannot "
+            "mark its memory read-only (C ABI 4 has no such flag); export a writable copy"
+        )
+    return _export(tensor._descriptor._bytes, tensor._buffers, tensor)
+
+
+def from_hurray(obj):
+    """A :class:`hurray.Tensor` sharing the memory of ``obj``, through its ``__hurray__()``.
+
+    ``obj`` may also be a ``"hurray_tensor"`` capsule itself, as a C
+    producer might hand over. The capsule's ABI version is checked first,
+    then its descriptor is decoded and checked against its buffers; only
+    then is the capsule consumed (renamed ``"used_hurray_tensor"``). On any
+    failure a :class:`hurray.HurrayError` is raised and the capsule is left
+    for its producer to free.
+    """
+    kind = type(obj)
+    if kind is Tensor:
+        capsule = to_capsule(obj)  # exactly what Tensor.__hurray__ does, one call shorter
+    elif kind is _CapsuleType:
+        capsule = obj
+    else:
+        capsule = _capsule_of(obj)
+    _version, descriptor_bytes, spans, holder = _consume(capsule)
+    descriptor = _descriptors.get(descriptor_bytes)
+    if descriptor is None:
+        descriptor = _decode(descriptor_bytes)
+    return _checked_tensor(descriptor, spans, holder)
+
+
+def _capsule_of(obj):
+    """Call ``obj.__hurray__()``; turn everything that can go wrong into a HurrayError.
+
+    A HurrayError from ``__hurray__`` passes through; any other exception is
+    wrapped, with the original as ``__cause__``.
+    """
+    try:
+        method = obj.__hurray__
+    except AttributeError:
+        raise CapsuleError(
+            f"{type(obj).__name__} object does not support the Hurray protocol "
+            f"(no __hurray__ method)"
+        ) from None
+    try:
+        capsule = method()
+    except HurrayError:
+        raise  # already says what went wrong, in the package's terms
+    except Exception as exc:
+        raise HurrayError(
+            f"{type(obj).__name__}.__hurray__() raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if type(capsule) is not _CapsuleType:
+        raise CapsuleError(
+            f"{type(obj).__name__}.__hurray__() returned {type(capsule).__name__}, "
+            f"not a PyCapsule named '{CAPSULE_NAME}'"
+        )
+    return capsule
+
+
+# Decoded descriptors by their canonical bytes. A Descriptor is immutable
+# and equal bytes mean an equal descriptor, so tensors of one shape and type
+# share one; decoding again each time would cost more than the whole
+# capsule exchange. Bounded by clearing, which only costs re-decoding.
+_descriptors = {}
+_DESCRIPTOR_CACHE_SIZE = 256
+
+
+def _decode(descriptor_bytes):
+    descriptor = Descriptor.decode(descriptor_bytes)
+    if len(_descriptors) >= _DESCRIPTOR_CACHE_SIZE:
+        _descriptors.clear()
+    _descriptors[descriptor_bytes] = descriptor
+    return descriptor
+
+
+def _checked_tensor(descriptor, spans, holder):
+    """The consumer's Tensor, without running check_buffers a second time.
+
+    consume() has just proved, in C, that every byte the descriptor can
+    reach lies inside these very spans (hurray_descriptor_check_buffers on
+    the capsule's own list), and the spans are the list's own; the public
+    constructor would rebuild a list and prove it again.
+    """
+    tensor = _new_tensor(Tensor)
+    tensor._descriptor = descriptor
+    tensor._buffers = spans
+    tensor._owner = holder
+    tensor._readonly = False
+    return tensor
+
+
+_new_tensor = object.__new__
