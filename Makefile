@@ -48,3 +48,9 @@ FUZZ_SECONDS ?= 60
 .PHONY: fuzz
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)
+
+# make soak -- the full soak: 8 threads x 100,000 protocol round trips (the normal suite runs 10,000)
+SOAK_TRIPS ?= 100000
+.PHONY: soak
+soak: install
+	HURRAY_SOAK_TRIPS=$(SOAK_TRIPS) $(PY) -m pytest -p no:doctest -q tests/test_soak.py

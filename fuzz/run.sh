@@ -11,7 +11,9 @@
 # Environment: CLANG (compiler, default clang), HURRAY_FUZZ_BUILD (build
 # directory, default build/fuzz), HURRAY_FUZZ_CORPUS (a corpus directory to
 # keep and grow across runs, default a temporary one), HURRAY_FUZZ_LOG
-# (where libFuzzer's output goes, default $HURRAY_FUZZ_BUILD/fuzz.log).
+# (where libFuzzer's output goes, default $HURRAY_FUZZ_BUILD/fuzz.log),
+# HURRAY_FUZZ_CFLAGS (extra compile flags; -DHURRAY_FUZZ_SELF_TEST plants a
+# finding, to prove that findings fail the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +43,7 @@ fi
 binary="$build/descriptor_fuzz"
 "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -fno-omit-frame-pointer -Inative/include -Inative/src \
+    -fno-omit-frame-pointer -Inative/include -Inative/src ${HURRAY_FUZZ_CFLAGS:-} \
     fuzz/descriptor_fuzz.c native/src/*.c -o "$binary"
 
 # Sanitizer reports end the run with a failing status.
