@@ -65,7 +65,9 @@ class DLManagedTensor(ctypes.Structure):
     _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
 
 
-_api = ctypes.pythonapi
+# A private handle: ctypes.pythonapi's function objects are shared by every
+# module, and another test's restype would change these.
+_api = ctypes.PyDLL(None)
 _api.PyCapsule_New.restype = ctypes.py_object
 _api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _api.PyCapsule_GetName.restype = ctypes.c_char_p
@@ -262,7 +264,7 @@ def test_c_deleter_takes_the_gil_itself():
     ptr = _api.PyCapsule_GetPointer(capsule, b"dltensor_versioned")
     managed = DLManagedTensorVersioned.from_address(ptr)
     deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(managed.deleter)
-    ctypes.pythonapi.PyCapsule_SetName(ctypes.py_object(capsule), _USED)  # the consumer took it
+    _api.PyCapsule_SetName(ctypes.py_object(capsule), _USED)  # the consumer took it
     del managed
     worker = threading.Thread(target=deleter, args=(ptr,))
     worker.start()
