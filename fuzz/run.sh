@@ -15,62 +15,66 @@
 # HURRAY_FUZZ_CFLAGS (extra compile flags; -DHURRAY_FUZZ_SELF_TEST plants a
 # finding, to prove that findings fail the run).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-seconds="${1:-${HURRAY_FUZZ_SECONDS:-60}}"
-case "$seconds" in
-    ''|*[!0-9]*) echo "fuzz/run.sh: seconds must be a whole number, got '$seconds'" >&2; exit 2 ;;
-esac
-build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
-clang="${CLANG:-clang}"
-mkdir -p "$build/artifacts"
-log="${HURRAY_FUZZ_LOG:-$build/fuzz.log}"
+# All in one function: bash parses it whole before running it, so editing
+# this file while a long run is going cannot derail that run.
+main() {
+    cd "$(dirname "$0")/.."
 
-# libFuzzer ships with clang's compiler-rt; a clang without it fails here.
-has_libfuzzer() {
-    command -v "$clang" >/dev/null 2>&1 || return 1
-    local probe="$build/probe"
-    printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$probe.c"
-    "$clang" -fsanitize=fuzzer "$probe.c" -o "$probe" >/dev/null 2>&1
-}
-if ! has_libfuzzer; then
-    echo "fuzz/run.sh: no clang with libFuzzer; installing clang" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >&2
-    clang=clang
-    has_libfuzzer || { echo "fuzz/run.sh: clang still cannot link libFuzzer" >&2; exit 2; }
-fi
+    seconds="${1:-${HURRAY_FUZZ_SECONDS:-60}}"
+    case "$seconds" in
+        ''|*[!0-9]*) echo "fuzz/run.sh: seconds must be a whole number, got '$seconds'" >&2; exit 2 ;;
+    esac
+    build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
+    clang="${CLANG:-clang}"
+    mkdir -p "$build/artifacts"
+    log="${HURRAY_FUZZ_LOG:-$build/fuzz.log}"
 
-binary="$build/descriptor_fuzz"
-"$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -fno-omit-frame-pointer -Inative/include -Inative/src ${HURRAY_FUZZ_CFLAGS:-} \
-    fuzz/descriptor_fuzz.c native/src/*.c -o "$binary"
-
-# Sanitizer reports end the run with a failing status.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-
-# Replay saved reproducers: each must now pass.
-shopt -s nullglob
-regressions=(tests/vectors/regressions/*.bin)
-if ((${#regressions[@]})); then
-    echo "fuzz/run.sh: replaying ${#regressions[@]} regression input(s)"
-    "$binary" "${regressions[@]}" >"$build/regressions.log" 2>&1 || {
-        cat "$build/regressions.log" >&2
-        echo "fuzz/run.sh: a regression input fails again" >&2
-        exit 1
+    # libFuzzer ships with clang's compiler-rt; a clang without it fails here.
+    has_libfuzzer() {
+        command -v "$clang" >/dev/null 2>&1 || return 1
+        local probe="$build/probe"
+        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$probe.c"
+        "$clang" -fsanitize=fuzzer "$probe.c" -o "$probe" >/dev/null 2>&1
     }
-fi
+    if ! has_libfuzzer; then
+        echo "fuzz/run.sh: no clang with libFuzzer; installing clang" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >&2
+        clang=clang
+        has_libfuzzer || { echo "fuzz/run.sh: clang still cannot link libFuzzer" >&2; exit 2; }
+    fi
 
-if [[ -n "${HURRAY_FUZZ_CORPUS:-}" ]]; then
-    corpus="$HURRAY_FUZZ_CORPUS"
-    mkdir -p "$corpus"
-else
-    corpus="$(mktemp -d "${TMPDIR:-/tmp}/hurray-fuzz-corpus.XXXXXX")"
-    trap 'rm -rf "$corpus"' EXIT
-fi
-# Hex vectors to binary: '#' starts a comment, whitespace is ignored.
-python3 - "$corpus" tests/vectors/*.hex <<'EOF'
+    binary="$build/descriptor_fuzz"
+    "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
+        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+        -fno-omit-frame-pointer -Inative/include -Inative/src ${HURRAY_FUZZ_CFLAGS:-} \
+        fuzz/descriptor_fuzz.c native/src/*.c -o "$binary"
+
+    # Sanitizer reports end the run with a failing status.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+    # Replay saved reproducers: each must now pass.
+    shopt -s nullglob
+    regressions=(tests/vectors/regressions/*.bin)
+    if ((${#regressions[@]})); then
+        echo "fuzz/run.sh: replaying ${#regressions[@]} regression input(s)"
+        "$binary" "${regressions[@]}" >"$build/regressions.log" 2>&1 || {
+            cat "$build/regressions.log" >&2
+            echo "fuzz/run.sh: a regression input fails again" >&2
+            exit 1
+        }
+    fi
+
+    if [[ -n "${HURRAY_FUZZ_CORPUS:-}" ]]; then
+        corpus="$HURRAY_FUZZ_CORPUS"
+        mkdir -p "$corpus"
+    else
+        corpus="$(mktemp -d "${TMPDIR:-/tmp}/hurray-fuzz-corpus.XXXXXX")"
+        trap 'rm -rf "$corpus"' EXIT
+    fi
+    # Hex vectors to binary: '#' starts a comment, whitespace is ignored.
+    python3 - "$corpus" tests/vectors/*.hex <<'EOF'
 import os, re, sys
 corpus, paths = sys.argv[1], sys.argv[2:]
 for path in paths:
@@ -82,16 +86,20 @@ for path in paths:
 print(f"fuzz/run.sh: {len(paths)} seed vector(s)")
 EOF
 
-status=0
-"$binary" "$corpus" -max_total_time="$seconds" -max_len=2048 -len_control=0 -timeout=10 -rss_limit_mb=2048 \
-    -dict=fuzz/descriptor.dict -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
-    >"$log" 2>&1 || status=$?
+    status=0
+    "$binary" "$corpus" -max_total_time="$seconds" -max_len=2048 -len_control=0 -timeout=10 -rss_limit_mb=2048 \
+        -dict=fuzz/descriptor.dict -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
+        >"$log" 2>&1 || status=$?
 
-grep -E '^#[0-9]+[[:space:]]+DONE' "$log" || true
-grep -E '^stat::' "$log" || true
-if ((status != 0)); then
-    tail -n 60 "$log" >&2
-    echo "fuzz/run.sh: FINDING (libFuzzer exit $status); reproducer in $build/artifacts/" >&2
-    exit 1
-fi
-echo "fuzz/run.sh: no findings in ${seconds}s"
+    grep -E '^#[0-9]+[[:space:]]+DONE' "$log" || true
+    grep -E '^stat::' "$log" || true
+    if ((status != 0)); then
+        tail -n 60 "$log" >&2
+        echo "fuzz/run.sh: FINDING (libFuzzer exit $status); reproducer in $build/artifacts/" >&2
+        exit 1
+    fi
+    echo "fuzz/run.sh: no findings in ${seconds}s"
+}
+
+main "$@"
+exit
