@@ -10,14 +10,14 @@ LOCK   := flock $(VENV)/.lock
 
 DEPS_STAMP    := $(VENV)/.deps-installed
 PACKAGE_STAMP := $(VENV)/.package-installed
-SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -name '*.py' \)) setup.py pyproject.toml MANIFEST.in
+SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.map' \)) setup.py pyproject.toml MANIFEST.in
 
 .PHONY: all install docs test bench clean
 
 all: test
 
 $(PY):
-	$(PYTHON) -m venv $(VENV)
+	mkdir -p $(VENV) && flock $(VENV)/.lock $(PYTHON) -m venv $(VENV)
 
 # Dependencies change rarely; the package is reinstalled whenever a source changes.
 $(DEPS_STAMP): pyproject.toml | $(PY)
@@ -26,7 +26,7 @@ $(DEPS_STAMP): pyproject.toml | $(PY)
 	touch $@
 
 $(PACKAGE_STAMP): $(DEPS_STAMP) $(SOURCES)
-	$(LOCK) $(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .
+	$(LOCK) sh -c 'rm -rf build && $(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .'
 	touch $@
 
 install: $(PACKAGE_STAMP)

@@ -44,12 +44,18 @@ class BuildWithLibhurray(build_ext):
         self.compiler.link_shared_object(
             objects,
             os.path.join(lib_dir, "libhurray.so"),
-            extra_postargs=["-pthread", "-Wl,-soname,libhurray.so", "-Wl,-z,defs"],
+            extra_postargs=[
+                "-pthread",
+                "-Wl,-soname,libhurray.so",
+                "-Wl,-z,defs",
+                # Export the C ABI only; hurray__* internals stay private.
+                "-Wl,--version-script=" + os.path.join(ROOT, "native", "libhurray.map"),
+            ],
         )
 
 
 setup(
-    cffi_modules=["src/hurray/_build_ffi.py:ffibuilder"],
+    cffi_modules=["native/cffi_build.py:ffibuilder"],
     ext_modules=[
         Extension(
             "hurray._protocol",

@@ -1,4 +1,4 @@
-"""The cffi build script: the cdef is derived from hurray.h, never kept by hand.
+"""The cffi build script for hurray._ffi: the cdef is derived from hurray.h, never kept by hand.
 
 Only the text between the HURRAY_CDEF_BEGIN and HURRAY_CDEF_END markers is
 read, with its comments removed, so the header stays the one source of truth.
@@ -8,7 +8,7 @@ import re
 
 from cffi import FFI
 
-HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "native", "include", "hurray.h")
+HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "hurray.h")
 
 
 def cdef_from_header(text):
