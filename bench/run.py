@@ -160,7 +160,7 @@ Written by `make bench` (`bench/run.py`); the numbers below are from its last
 run on {machine}. Python-side cases run interleaved in one process, best of
 the rounds; C cases come from `bench/descriptor_bench.c`.
 
-![ns per call](../_static/bench.svg)
+![ns per call](_static/bench.svg)
 
 {text}
 """
