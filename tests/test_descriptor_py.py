@@ -2,8 +2,10 @@
 import gc
 import pickle
 import struct
+import sys
 import weakref
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -49,6 +51,34 @@ def test_build_defaults_and_fields():
     assert d.parts == {"values": Part("float32", 0, 0, "row_major")}
     assert d.byte_offset == 0
     assert d.buffer_count == 1
+
+
+_FOREIGN = ">" if sys.byteorder == "little" else "<"
+_FOREIGN_NAME = "big" if _FOREIGN == ">" else "little"
+_NATIVE_NAME = sys.byteorder
+
+
+def test_build_takes_the_byte_order_a_numpy_dtype_states():
+    foreign = np.dtype(_FOREIGN + "f4")
+    assert Descriptor.build(foreign, (2,)).byte_order == _FOREIGN_NAME
+    assert Descriptor.build(_FOREIGN + "i2", (2,)).byte_order == _FOREIGN_NAME
+    assert Descriptor.build(foreign, (2,), byte_order=_FOREIGN_NAME).byte_order == _FOREIGN_NAME
+    bfloat16 = np.dtype(ml_dtypes.bfloat16).newbyteorder(_FOREIGN)
+    assert Descriptor.build(bfloat16, (2,)).byte_order == _FOREIGN_NAME
+    # Names, codes, native and one-byte dtypes state nothing: little unless told.
+    assert Descriptor.build("float32", (2,)).byte_order == "little"
+    assert Descriptor.build(lib.HURRAY_DTYPE_FLOAT32, (2,), byte_order="big").byte_order == "big"
+    assert Descriptor.build(np.float32, (2,), byte_order="big").byte_order == "big"
+    assert Descriptor.build(np.dtype(_FOREIGN + "i1"), (2,)).byte_order == "little"
+
+
+def test_build_refuses_a_byte_order_the_dtype_contradicts():
+    with pytest.raises(InvalidArgumentError, match=f"{_FOREIGN_NAME}-endian but byte_order is '{_NATIVE_NAME}'"):
+        Descriptor.build(np.dtype(_FOREIGN + "f4"), (2,), byte_order=_NATIVE_NAME)
+    with pytest.raises(InvalidArgumentError, match="endian"):
+        Descriptor.build(_FOREIGN + "u8", (2,), byte_order=lib.HURRAY_BYTE_ORDER_LITTLE if _FOREIGN == ">" else 1)
+    with pytest.raises(UnsupportedError, match="complex32"):
+        Descriptor.build(np.dtype(ml_dtypes.complex32).newbyteorder(_FOREIGN), (2,))
 
 
 def test_encoding_follows_the_spec():

@@ -125,6 +125,19 @@ def _as_part(role, spec, values_dtype):
     )
 
 
+def _byte_order_code(dtype, byte_order):
+    """The byte order code for build(): explicit, or stated by a non-native numpy dtype."""
+    stated = _dtypes.stated_byte_order(dtype)
+    if byte_order is None:
+        return _code(BYTE_ORDERS, stated or "little", "byte_order")
+    code = _code(BYTE_ORDERS, byte_order, "byte_order")
+    if stated is not None and code != _code(BYTE_ORDERS, stated, "byte_order"):
+        raise InvalidArgumentError(
+            f"dtype {dtype!s} is {stated}-endian but byte_order is {_name(BYTE_ORDERS, code)!r}"
+        )
+    return code
+
+
 def _destroy(handle):
     box = ffi.new("HurrayDescriptor **", handle)
     lib.hurray_descriptor_destroy(box)
@@ -185,7 +198,7 @@ class Descriptor:
         shape,
         strides=None,
         *,
-        byte_order="little",
+        byte_order=None,
         packing=None,
         scheme="none",
         granularity="none",
@@ -197,7 +210,10 @@ class Descriptor:
         """Build and validate a descriptor.
 
         `dtype` is a Hurray name, code or numpy dtype; `strides` count
-        elements (row-major contiguous when None). `packing` None keeps the
+        elements (row-major contiguous when None). `byte_order` None means
+        the order a non-native numpy dtype states (``np.dtype(">f4")`` is
+        big-endian), else little; an explicit order that contradicts the
+        dtype's raises InvalidArgumentError. `packing` None keeps the
         C library's default for the dtype (none for whole bytes, lsb_first
         for 1, 2 and 4 bits, padded for fp6). `parts` maps role names
         ("values", "scale", "zero_point", "global_scale") to
@@ -206,6 +222,7 @@ class Descriptor:
         tensor's dtype in buffer 0 at byte offset 0.
         """
         dtype_code = _dtypes.dtype_code(dtype)
+        order_code = _byte_order_code(dtype, byte_order)
         shape = _ints(shape, "shape", _uint, _U64)
         if strides is not None:
             strides = _ints(strides, "strides", _int64)
@@ -223,7 +240,7 @@ class Descriptor:
             dtype_code,
             shape,
             strides,
-            _code(BYTE_ORDERS, byte_order, "byte_order"),
+            order_code,
             None if packing is None else _code(PACKINGS, packing, "packing"),
             (
                 _code(SCHEMES, scheme, "scheme"),

@@ -26,6 +26,7 @@ __all__ = [
     "dtype_name",
     "from_numpy_dtype",
     "numpy_dtype",
+    "stated_byte_order",
 ]
 
 # numpy's own types are mapped by (kind, itemsize); user-defined ones (type
@@ -172,6 +173,18 @@ def numpy_dtype(dtype, byte_order="little"):
     return _numpy_or_reason(dtype_info(dtype), byte_order)[0]
 
 
+def _foreign_order(dt, info):
+    """The byte order of a non-native numpy dtype `dt` of element type `info`, else None."""
+    if dt.itemsize == 1 or dt.isnative:
+        return None
+    if info.name in _PAIR_TYPES:
+        raise UnsupportedError(
+            f"non-native {info.name}: ml_dtypes swaps the whole element, so its halves' "
+            "byte order is not the one the dtype claims"
+        )
+    return "big" if sys.byteorder == "little" else "little"
+
+
 def from_numpy_dtype(dt):
     """(code, byte_order) of a numpy dtype; raises UnsupportedError when Hurray lacks it."""
     dt = np.dtype(dt)
@@ -182,12 +195,24 @@ def from_numpy_dtype(dt):
         if dt.hasobject:
             raise UnsupportedError("object arrays hold Python references, not tensor data")
         raise UnsupportedError(f"numpy dtype {dt} has no Hurray element type")
-    if dt.itemsize == 1 or dt.isnative:
-        return info.code, (sys.byteorder if dt.itemsize > 1 else "little")
-    order = "big" if sys.byteorder == "little" else "little"
-    if info.name in _PAIR_TYPES:
-        raise UnsupportedError(
-            f"non-native {info.name}: ml_dtypes swaps the whole element, so its halves' "
-            "byte order is not the one the dtype claims"
-        )
+    order = _foreign_order(dt, info)
+    if order is None:
+        order = sys.byteorder if dt.itemsize > 1 else "little"
     return info.code, order
+
+
+def stated_byte_order(dtype):
+    """"big" or "little" when `dtype` is a numpy dtype in non-native byte order, else None.
+
+    Hurray names and codes state no byte order, and neither do numpy dtypes
+    in native order or one byte wide. Raises UnsupportedError for a
+    non-native complex32 or bcomplex32 (see from_numpy_dtype).
+    """
+    if isinstance(dtype, (DtypeInfo, int, np.integer)) or (isinstance(dtype, str) and dtype in _BY_NAME):
+        return None
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        return None  # not a dtype at all: dtype_info says so
+    info = _info_from_numpy(dt)
+    return None if info is None else _foreign_order(dt, info)
