@@ -70,6 +70,20 @@ def test_bad_spans_raise(buffers, error):
         Tensor(Descriptor.build("float32", (4,)), buffers)
 
 
+def test_spans_may_come_from_an_iterator():
+    data = np.arange(4, dtype=np.float32)
+    d = Descriptor.build("float32", (4,))
+    address, nbytes = span(data)
+    # numpy integers take the slow path, which must not find the iterator spent.
+    t = Tensor(d, iter([(np.uint64(address), np.int64(nbytes))]), owner=data)
+    assert t.buffers == ((address, nbytes),) and type(t.buffers[0][0]) is int
+    assert np.shares_memory(np.asarray(t), data)
+    with pytest.raises(InvalidArgumentError, match="buffer 0 nbytes must not be negative"):
+        Tensor(d, (pair for pair in [(address, -1)]), owner=data)
+    with pytest.raises(InvalidArgumentError, match="sequence of"):
+        Tensor(d, 5)
+
+
 def test_descriptor_must_be_a_descriptor():
     with pytest.raises(InvalidArgumentError):
         Tensor(Descriptor.build("float32", (1,)).encode(), [(8, 4)])

@@ -38,6 +38,10 @@ def _check_spans(descriptor, spans):
 def _spans(buffers):
     """`buffers` as a tuple of (address, nbytes) pairs of unsigned 64-bit ints."""
     try:
+        buffers = tuple(buffers)  # once: an iterator could not be read again below
+    except TypeError:
+        raise InvalidArgumentError("buffers must be a sequence of (address, nbytes) pairs") from None
+    try:
         spans = tuple((address, nbytes) for address, nbytes in buffers)
     except (TypeError, ValueError):
         spans = None
