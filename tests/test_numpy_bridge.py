@@ -235,6 +235,36 @@ def test_bad_input_raises(bad, error):
         from_numpy(bad)
 
 
+def test_masked_arrays_are_refused():
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    with pytest.raises(UnsupportedError, match="mask"):
+        from_numpy(masked)
+    with pytest.raises(UnsupportedError, match="mask"):
+        from_numpy(np.ma.masked_array(np.zeros((2, 2), np.int8)))  # even with nothing masked
+
+
+class Tagged(np.ndarray):
+    """An ndarray subclass, standing for np.matrix, np.memmap and friends."""
+
+
+def test_other_subclasses_are_read_as_plain_arrays(tmp_path):
+    base = np.arange(6, dtype=np.int16).reshape(2, 3)
+    tagged = base.view(Tagged)
+    t = from_numpy(tagged)
+    assert t.owner is tagged
+    back = np.asarray(t)
+    assert type(back) is np.ndarray and np.array_equal(back, base) and np.shares_memory(back, base)
+
+    path = tmp_path / "data.bin"
+    np.arange(8, dtype=np.float32).tofile(path)
+    mapped = np.memmap(path, dtype=np.float32, mode="r+", shape=(8,))
+    t = from_numpy(mapped[::2])
+    assert isinstance(t.owner, np.memmap)
+    del mapped
+    gc.collect()
+    assert np.array_equal(np.asarray(t), [0.0, 2.0, 4.0, 6.0])  # the owner keeps the file mapped
+
+
 def test_strides_must_be_whole_elements():
     raw = np.zeros(64, np.uint8)
     odd = np.lib.stride_tricks.as_strided(raw[1:].view(np.uint8), shape=(5,), strides=(3,)).view(np.uint8)

@@ -10,7 +10,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from ._ffi import lib
 from .descriptor import Descriptor
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, UnsupportedError
 from .tensor import Tensor
 
 __all__ = ["from_numpy"]
@@ -34,15 +34,27 @@ def from_numpy(array):
 
     Sub-byte ml_dtypes types (int4, float4_e2m1fn, ...) are stored one per
     byte and so become PADDED tensors. Object, structured and other types
-    Hurray lacks raise UnsupportedError; strides that are not a whole number
-    of elements raise InvalidArgumentError.
+    Hurray lacks raise UnsupportedError, and so do masked arrays (the mask
+    would be lost); other ndarray subclasses are read as plain arrays and
+    kept alive as the owner. Strides that are not a whole number of
+    elements raise InvalidArgumentError.
     """
     if isinstance(array, np.generic):
         array = np.asarray(array)  # a scalar is immutable: its own 0-d copy is as good
-    if not isinstance(array, np.ndarray):
-        raise InvalidArgumentError(
-            f"from_numpy takes a numpy.ndarray, not {type(array).__name__}; convert with np.asarray first"
-        )
+    owner = array
+    if type(array) is not np.ndarray:
+        if not isinstance(array, np.ndarray):
+            raise InvalidArgumentError(
+                f"from_numpy takes a numpy.ndarray, not {type(array).__name__}; convert with np.asarray first"
+            )
+        if isinstance(array, np.ma.MaskedArray):
+            raise UnsupportedError(
+                "from_numpy: a masked array's mask has no place in a tensor and would be lost; "
+                "pass array.filled(value) or array.data explicitly"
+            )
+        # A subclass (np.matrix, np.memmap, ...) is read as the plain array it
+        # views; the original stays the owner, keeping a memmap's file mapped.
+        array = array.view(np.ndarray)
     dt = array.dtype
     codes = _CODES.get(dt)
     if codes is None:
@@ -75,4 +87,4 @@ def from_numpy(array):
     # The C default values part is (dtype, buffer 0, offset 0, row-major).
     parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)} if offset else {}
     desc = Descriptor._from_codes(code, array.shape, strides, order, packing, None, parts)
-    return Tensor(desc, (span,), owner=array, readonly=not array.flags.writeable)
+    return Tensor(desc, (span,), owner=owner, readonly=not array.flags.writeable)
