@@ -64,7 +64,9 @@ static HurrayStatus grow(HurrayBufferList *list)
 }
 
 /* Takes the buffer: on success the list owns it and *buf is set to NULL.
- * On failure *buf is untouched and the buffer is still the caller's. */
+ * On failure *buf is untouched and the buffer is still the caller's.
+ * A handle the list already holds is refused: owning it twice would free
+ * it twice. */
 HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buf)
 {
     if (list == NULL) {
@@ -76,6 +78,16 @@ HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buf)
     if (*buf == NULL) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
                             "hurray_buffer_list_push: *buf is NULL (no buffer to push)");
+    }
+    /* A linear scan: a tensor has a handful of buffers (at most
+     * HURRAY_MAX_PARTS in any valid descriptor). */
+    for (uint64_t i = 0; i < list->len; i++) {
+        if (list->items[i] == *buf) {
+            return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                                "hurray_buffer_list_push: *buf is already in the list, at "
+                                "index %llu",
+                                (unsigned long long)i);
+        }
     }
     if (list->len == list->capacity) {
         HurrayStatus status = grow(list);

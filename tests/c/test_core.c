@@ -315,6 +315,16 @@ static void test_buffer_list(void)
     CHECK_FAIL(hurray_buffer_list_push(list, &nothing), HURRAY_ERROR_NULL_ARGUMENT, "*buf");
     CHECK_OK(hurray_buffer_list_len(list, &len));
     CHECK(len == 3);
+    /* A handle the list already owns is refused (taking it twice would
+     * free it twice, which ASan would report at the destroy below). */
+    for (int i = 0; i < 3; i++) {
+        HurrayBuffer *again = pushed[i];
+        CHECK_FAIL(hurray_buffer_list_push(list, &again), HURRAY_ERROR_INVALID_ARGUMENT,
+                   "already in the list");
+        CHECK(again == pushed[i]);
+    }
+    CHECK_OK(hurray_buffer_list_len(list, &len));
+    CHECK(len == 3);
     void *data = NULL;
     CHECK_OK(hurray_buffer_data(mine, &data, &len)); /* still usable */
     CHECK(data == storage[0] && len == 4);
