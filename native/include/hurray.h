@@ -36,6 +36,11 @@ extern "C" {
 /* Limits of a descriptor (layer 4). */
 #define HURRAY_MAX_RANK 64
 #define HURRAY_MAX_PARTS 4
+/* The largest encoding of descriptor encoding version 1, in bytes: a
+ * 32-byte header, 16 per dimension and 16 per part, so
+ * 32 + 16 * HURRAY_MAX_RANK + 16 * HURRAY_MAX_PARTS. A buffer this large
+ * holds any descriptor hurray_descriptor_encode writes. */
+#define HURRAY_MAX_DESCRIPTOR_LEN 1120
 
 typedef enum HurrayStatus {
     HURRAY_OK = 0,

@@ -17,6 +17,15 @@
 
 static const uint8_t magic[4] = {0x48, 0x52, 0x59, 0x44}; /* "HRYD" */
 
+/* The public limit is the longest encoding this codec writes; the total
+ * length field (16 bits) must hold it. */
+_Static_assert(HURRAY_MAX_DESCRIPTOR_LEN ==
+                   HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * HURRAY_MAX_RANK +
+                       HURRAY__DESCRIPTOR_PART_LEN * HURRAY_MAX_PARTS,
+               "HURRAY_MAX_DESCRIPTOR_LEN is the longest version-1 encoding");
+_Static_assert(HURRAY_MAX_DESCRIPTOR_LEN <= UINT16_MAX,
+               "the total length field holds any encoding");
+
 /* Little-endian access at any alignment. On a little-endian host that is a
  * plain (unaligned-safe) memcpy, which compilers turn into one load or
  * store; elsewhere the bytes are assembled one by one. */
@@ -107,7 +116,7 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out
     }
     memcpy(out, magic, sizeof magic);
     put16(out + 4, HURRAY__DESCRIPTOR_VERSION);
-    put16(out + 6, (uint16_t)len); /* at most 1120 */
+    put16(out + 6, (uint16_t)len); /* at most HURRAY_MAX_DESCRIPTOR_LEN */
     out[8] = (uint8_t)desc->rank;
     out[9] = (uint8_t)desc->byte_order;
     out[10] = (uint8_t)desc->packing;

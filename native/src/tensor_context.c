@@ -25,8 +25,10 @@
  * refused as NOT_A_CONTEXT whenever its memory has not been reused yet. */
 #define HURRAY__TENSOR_CONTEXT_DEAD 0x44454144u
 
-/* Descriptor bytes are small (layer 4 encodes at most 1120 bytes); a length
- * far beyond that is a caller bug, refused before it becomes a huge copy. */
+/* Descriptor bytes are small (at most HURRAY_MAX_DESCRIPTOR_LEN); a length
+ * far beyond that is a caller bug, refused before it becomes a huge copy.
+ * Not the exact limit: a context carries bytes of encoding versions this
+ * build may not know, which the consumer's decode judges. */
 #define HURRAY__TENSOR_CONTEXT_MAX_DESCRIPTOR (1024u * 1024u)
 
 struct HurrayTensorContext {

@@ -15,8 +15,8 @@ from .errors import HurrayOverflowError, InvalidArgumentError, check
 
 __all__ = ["Descriptor", "Part"]
 
-# The longest encoding: 32 + 16 * HURRAY_MAX_RANK + 16 * HURRAY_MAX_PARTS.
-_MAX_ENCODED_LEN = 32 + 16 * lib.HURRAY_MAX_RANK + 16 * lib.HURRAY_MAX_PARTS
+# The longest encoding, from the header.
+_MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_LEN
 _U32 = 1 << 32
 _U64 = 1 << 64
 _I64 = 1 << 63

@@ -56,7 +56,7 @@ static unsigned long checks_passed;
     } while (0)
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-#define MAX_ENCODED 1120
+#define MAX_ENCODED HURRAY_MAX_DESCRIPTOR_LEN
 
 static int sweep_bytes = 1;
 
@@ -428,6 +428,7 @@ static void test_scalar_and_max_rank(void)
     set_part(desc, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT32, 1, 0, 0);
     set_part(desc, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 2, 0, 0);
     CHECK(encode(desc, bytes) == 32 + 16 * HURRAY_MAX_RANK + 48);
+    CHECK(32 + 16 * HURRAY_MAX_RANK + 48 <= HURRAY_MAX_DESCRIPTOR_LEN);
     uint64_t three[3] = {1, 4, 1};
     exercise(desc, three, 3);
 }
