@@ -30,7 +30,8 @@ extern "C" {
 
 /* The first 8 bytes of every HurrayTensorContext, in every ABI version, are
  * a uint32_t magic followed by a uint32_t ABI version (ADR-034 section 4).
- * Only hurray_tensor_context_abi_version reads them. */
+ * Every function that takes a context checks them before reading anything
+ * else; hurray_tensor_context_abi_version reads nothing else. */
 #define HURRAY_TENSOR_CONTEXT_MAGIC 0x48525443
 
 /* Limits of a descriptor (layer 4). */
@@ -165,6 +166,10 @@ const char *hurray_last_error_message(void);
 
 /* ---- HurrayBuffer: one span of bytes and who frees it ------------------ */
 
+/* Wraps memory the caller owns. On success the buffer takes ptr and release:
+ * release(release_context) runs exactly once, when the buffer is destroyed
+ * (release may be NULL for memory that needs no freeing). On failure
+ * release is not called and ptr is still the caller's. */
 HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len,
                                     void (*release)(void *release_context),
                                     void *release_context, HurrayBuffer **out);
@@ -175,6 +180,9 @@ void hurray_buffer_destroy(HurrayBuffer **buf);
 /* ---- HurrayBufferList: the buffers of one tensor ----------------------- */
 
 HurrayStatus hurray_buffer_list_new(HurrayBufferList **out);
+/* Takes the buffer: on success the list owns it and *buf is set to NULL. On
+ * failure *buf is untouched and the buffer is still the caller's. A buffer
+ * already in the list is refused (HURRAY_ERROR_INVALID_ARGUMENT). */
 HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buf);
 HurrayStatus hurray_buffer_list_len(const HurrayBufferList *list, uint64_t *out);
 HurrayStatus hurray_buffer_list_get(const HurrayBufferList *list, uint64_t index,
@@ -227,6 +235,10 @@ const char *hurray_dtype_name(uint32_t dtype);
 
 /* ---- HurrayTensorContext: what a capsule carries beside its buffers ---- */
 
+/* Copies the descriptor bytes and takes owner: on success
+ * owner_release(owner) runs exactly once, when the context is destroyed
+ * (owner_release may be NULL). On failure owner_release is not called and
+ * owner is still the caller's. */
 HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
                                        const uint8_t *descriptor_bytes,
                                        uint64_t descriptor_len,
@@ -238,6 +250,9 @@ HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext 
 HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *ctx,
                                               const uint8_t **out_bytes,
                                               uint64_t *out_len);
+/* A pointer that is not a context this build can free (no magic, or an ABI
+ * version it does not serve) is left alone: nothing is freed or released,
+ * *ctx keeps its value, and the thread's message says why. */
 void hurray_tensor_context_destroy(struct HurrayTensorContext **ctx);
 
 /* HURRAY_CDEF_END */

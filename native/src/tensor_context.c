@@ -21,8 +21,10 @@
 /* The first ABI version that has contexts at all. */
 #define HURRAY__TENSOR_CONTEXT_FIRST_ABI 4u
 
-/* Written over the magic by destroy, so a context used after destroy is
- * refused as NOT_A_CONTEXT whenever its memory has not been reused yet. */
+/* Written over the magic by destroy. Best effort only: reading a context
+ * after destroy is undefined behaviour (its memory is freed), but while the
+ * memory still holds this value, such a misuse is refused as NOT_A_CONTEXT
+ * rather than served. */
 #define HURRAY__TENSOR_CONTEXT_DEAD 0x44454144u
 
 /* Descriptor bytes are small (at most HURRAY_MAX_DESCRIPTOR_LEN); a length
