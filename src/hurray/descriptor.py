@@ -6,20 +6,17 @@ Every rule lives in the C library: building calls its setters then
 reads the fields back. A Descriptor never changes once made, so its encoding
 and its fields are read once and cached.
 """
-import operator
 from typing import NamedTuple
 
 from . import dtypes as _dtypes
+from ._checks import U32, U64, int64, ints, uint
 from ._ffi import ffi, lib
-from .errors import HurrayOverflowError, InvalidArgumentError, check
+from .errors import InvalidArgumentError, check
 
 __all__ = ["Descriptor", "Part"]
 
 # The longest encoding, from the header.
 _MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_LEN
-_U32 = 1 << 32
-_U64 = 1 << 64
-_I64 = 1 << 63
 
 
 def _enum(prefix):
@@ -48,47 +45,11 @@ def _code(table, value, field):
             known = ", ".join(repr(n) for n in table.values())
             raise InvalidArgumentError(f"{field} {value!r} is not one of {known}")
         return code
-    return _uint(value, field, _U32)
+    return uint(value, field, U32)
 
 
 def _name(table, code):
     return table.get(code, code)
-
-
-def _uint(value, field, limit):
-    if isinstance(value, bool):
-        raise InvalidArgumentError(f"{field} must be an integer, not a bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
-    if value < 0:
-        raise InvalidArgumentError(f"{field} must not be negative (got {value})")
-    if value >= limit:
-        raise HurrayOverflowError(f"{field} {value} does not fit in {limit.bit_length() - 1} bits")
-    return value
-
-
-def _int64(value, field):
-    if isinstance(value, bool):
-        raise InvalidArgumentError(f"{field} must be an integer, not a bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
-    if not -_I64 <= value < _I64:
-        raise HurrayOverflowError(f"{field} {value} does not fit in a signed 64-bit integer")
-    return value
-
-
-def _ints(values, field, convert, *args):
-    if isinstance(values, (str, bytes)):
-        raise InvalidArgumentError(f"{field} must be a sequence of integers, not {type(values).__name__}")
-    try:
-        items = list(values)
-    except TypeError:
-        items = [values]  # a bare integer: one dimension
-    return [convert(v, f"{field}[{i}]", *args) for i, v in enumerate(items)]
 
 
 class Part(NamedTuple):
@@ -119,8 +80,8 @@ def _as_part(role, spec, values_dtype):
         raise InvalidArgumentError(f"part {role!r} must be a Part, tuple or dict, not {type(spec).__name__}")
     return (
         _dtypes.dtype_code(spec.dtype),
-        _uint(spec.buffer_index, f"part {role!r} buffer_index", _U64),
-        _uint(spec.byte_offset, f"part {role!r} byte_offset", _U64),
+        uint(spec.buffer_index, f"part {role!r} buffer_index", U64),
+        uint(spec.byte_offset, f"part {role!r} byte_offset", U64),
         _code(LAYOUTS, spec.layout, f"part {role!r} layout"),
     )
 
@@ -223,9 +184,9 @@ class Descriptor:
         """
         dtype_code = _dtypes.dtype_code(dtype)
         order_code = _byte_order_code(dtype, byte_order)
-        shape = _ints(shape, "shape", _uint, _U64)
+        shape = ints(shape, "shape", uint, U64)
         if strides is not None:
-            strides = _ints(strides, "strides", _int64)
+            strides = ints(strides, "strides", int64)
         codes = {}
         for role, spec in (parts or {}).items():
             role_code = _code(ROLES, role, "role")
@@ -245,8 +206,8 @@ class Descriptor:
             (
                 _code(SCHEMES, scheme, "scheme"),
                 _code(GRANULARITIES, granularity, "granularity"),
-                _uint(axis, "axis", _U32),
-                _uint(block_size, "block_size", _U64),
+                uint(axis, "axis", U32),
+                uint(block_size, "block_size", U64),
                 0 if ggml_type is None else _code(GGML_TYPES, ggml_type, "ggml_type"),
             ),
             codes,

@@ -34,15 +34,15 @@ __all__ = [
 # kind "f") by their scalar type.
 _NUMPY_KINDS = "biufc"
 _NPY_USERDEF = 256
+# ml_dtypes byte-swaps these whole (imaginary part first) instead of swapping
+# each float16/bfloat16 half as numpy does for its complex types, so their
+# non-native byte order means something else than the descriptor's.
+_PAIR_TYPES = ("complex32", "bcomplex32")
 
 
 def is_builtin(dt):
     """True for numpy's own dtypes, False for user-defined ones such as ml_dtypes'."""
     return dt.num < _NPY_USERDEF
-# ml_dtypes byte-swaps these whole (imaginary part first) instead of swapping
-# each float16/bfloat16 half as numpy does for its complex types, so their
-# non-native byte order means something else than the descriptor's.
-_PAIR_TYPES = ("complex32", "bcomplex32")
 
 
 class DtypeInfo(NamedTuple):
@@ -148,8 +148,9 @@ def dtype_bits(dtype):
     return dtype_info(dtype).bits
 
 
-def _numpy_or_reason(info, byte_order="little"):
-    """(numpy dtype, None) for `info` stored in `byte_order`, or (None, why not)."""
+def numpy_dtype_or_reason(dtype, byte_order="little"):
+    """(numpy dtype, None) for `dtype` stored in `byte_order`, or (None, why numpy cannot)."""
+    info = dtype_info(dtype)
     if info.numpy is None:
         return None, f"{info.name} has no numpy or ml_dtypes type"
     dt = info.numpy
@@ -170,7 +171,7 @@ def numpy_dtype(dtype, byte_order="little"):
     None means numpy cannot represent the type in that byte order. Sub-byte
     types map to their one-per-byte ml_dtypes type (the PADDED packing).
     """
-    return _numpy_or_reason(dtype_info(dtype), byte_order)[0]
+    return numpy_dtype_or_reason(dtype, byte_order)[0]
 
 
 def _foreign_order(dt, info):

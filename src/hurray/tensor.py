@@ -5,13 +5,12 @@ strong reference to it. Spans are raw (address, nbytes) pairs, so the
 constructor always proves through ``hurray_descriptor_check_buffers`` that
 every byte the descriptor can reach lies inside them.
 """
-import operator
-
 import numpy as np
 
 from . import dtypes as _dtypes
+from ._checks import U64, index, uint
 from ._ffi import ffi, lib
-from .descriptor import _U64, Descriptor, _uint
+from .descriptor import Descriptor
 from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError, check
 
 __all__ = ["Tensor"]
@@ -46,7 +45,7 @@ def _spans(buffers):
     except (TypeError, ValueError):
         spans = None
     if spans is not None and all(
-        type(a) is int and type(n) is int and 0 <= a < _U64 and 0 <= n < _U64 for a, n in spans
+        type(a) is int and type(n) is int and 0 <= a < U64 and 0 <= n < U64 for a, n in spans
     ):
         return spans
     # The slow path, for a message that says what is wrong.
@@ -58,7 +57,7 @@ def _spans(buffers):
     for i, pair in enumerate(pairs):
         if len(pair) != 2:
             raise InvalidArgumentError(f"buffer {i} must be an (address, nbytes) pair, not {pair!r}")
-        checked.append((_uint(pair[0], f"buffer {i} address", _U64), _uint(pair[1], f"buffer {i} nbytes", _U64)))
+        checked.append((uint(pair[0], f"buffer {i} address", U64), uint(pair[1], f"buffer {i} nbytes", U64)))
     return tuple(checked)
 
 
@@ -154,9 +153,9 @@ class Tensor:
 
     # ---- memory --------------------------------------------------------
 
-    def buffer(self, index):
+    def buffer(self, i):
         """Buffer `index` as a zero-copy 1-D uint8 array that keeps this tensor alive."""
-        i = _index(index, "buffer index")
+        i = index(i, "buffer index")
         if not 0 <= i < len(self._buffers):
             raise OutOfRangeError(f"buffer index {i} is outside 0 .. {len(self._buffers) - 1}")
         address, nbytes = self._buffers[i]
@@ -168,7 +167,7 @@ class Tensor:
 
     def _numpy_dtype(self, purpose):
         d = self._descriptor
-        dt, why = _dtypes._numpy_or_reason(_dtypes.dtype_info(d.dtype_code), d.byte_order)
+        dt, why = _dtypes.numpy_dtype_or_reason(d.dtype_code, d.byte_order)
         if dt is None:
             raise UnsupportedError(f"{purpose}: {why}")
         return dt
@@ -287,11 +286,3 @@ class Tensor:
 
         return dlpack_device(self)
 
-
-def _index(value, field):
-    if isinstance(value, bool):
-        raise InvalidArgumentError(f"{field} must be an integer, not a bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
