@@ -20,29 +20,26 @@ _MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_LEN
 
 
 def _enum(prefix):
-    """{code: lowercase name} for the header's constants named prefix + NAME."""
-    return {getattr(lib, n): n[len(prefix):].lower() for n in dir(lib) if n.startswith(prefix)}
+    """({code: lowercase name}, {lowercase name: code}) for the header's constants prefix + NAME."""
+    by_code = {getattr(lib, n): n[len(prefix):].lower() for n in dir(lib) if n.startswith(prefix)}
+    return by_code, {name: code for code, name in by_code.items()}
 
 
-BYTE_ORDERS = _enum("HURRAY_BYTE_ORDER_")
-PACKINGS = _enum("HURRAY_PACKING_")
-SCHEMES = _enum("HURRAY_SCHEME_")
-GRANULARITIES = _enum("HURRAY_GRANULARITY_")
-ROLES = _enum("HURRAY_ROLE_")
-LAYOUTS = _enum("HURRAY_PART_LAYOUT_")
-GGML_TYPES = _enum("HURRAY_GGML_")
-_CODES = {
-    id(table): {name: code for code, name in table.items()}
-    for table in (BYTE_ORDERS, PACKINGS, SCHEMES, GRANULARITIES, ROLES, LAYOUTS, GGML_TYPES)
-}
+BYTE_ORDERS, _BYTE_ORDER_CODES = _enum("HURRAY_BYTE_ORDER_")
+PACKINGS, _PACKING_CODES = _enum("HURRAY_PACKING_")
+SCHEMES, _SCHEME_CODES = _enum("HURRAY_SCHEME_")
+GRANULARITIES, _GRANULARITY_CODES = _enum("HURRAY_GRANULARITY_")
+ROLES, _ROLE_CODES = _enum("HURRAY_ROLE_")
+LAYOUTS, _LAYOUT_CODES = _enum("HURRAY_PART_LAYOUT_")
+GGML_TYPES, _GGML_TYPE_CODES = _enum("HURRAY_GGML_")
 
 
-def _code(table, value, field):
-    """The code for a lowercase name, or an integer code passed through for C to judge."""
+def _code(codes, value, field):
+    """The code for a lowercase name (looked up in `codes`), or an integer code passed through for C to judge."""
     if isinstance(value, str):
-        code = _CODES[id(table)].get(value.lower())
+        code = codes.get(value.lower())
         if code is None:
-            known = ", ".join(repr(n) for n in table.values())
+            known = ", ".join(repr(n) for n in codes)
             raise InvalidArgumentError(f"{field} {value!r} is not one of {known}")
         return code
     return uint(value, field, U32)
@@ -82,7 +79,7 @@ def _as_part(role, spec, values_dtype):
         _dtypes.dtype_code(spec.dtype),
         uint(spec.buffer_index, f"part {role!r} buffer_index", U64),
         uint(spec.byte_offset, f"part {role!r} byte_offset", U64),
-        _code(LAYOUTS, spec.layout, f"part {role!r} layout"),
+        _code(_LAYOUT_CODES, spec.layout, f"part {role!r} layout"),
     )
 
 
@@ -90,9 +87,9 @@ def _byte_order_code(dtype, byte_order):
     """The byte order code for build(): explicit, or stated by a non-native numpy dtype."""
     stated = _dtypes.stated_byte_order(dtype)
     if byte_order is None:
-        return _code(BYTE_ORDERS, stated or "little", "byte_order")
-    code = _code(BYTE_ORDERS, byte_order, "byte_order")
-    if stated is not None and code != _code(BYTE_ORDERS, stated, "byte_order"):
+        return _code(_BYTE_ORDER_CODES, stated or "little", "byte_order")
+    code = _code(_BYTE_ORDER_CODES, byte_order, "byte_order")
+    if stated is not None and code != _BYTE_ORDER_CODES[stated]:
         raise InvalidArgumentError(
             f"dtype {dtype!s} is {stated}-endian but byte_order is {_name(BYTE_ORDERS, code)!r}"
         )
@@ -189,7 +186,7 @@ class Descriptor:
             strides = ints(strides, "strides", int64)
         codes = {}
         for role, spec in (parts or {}).items():
-            role_code = _code(ROLES, role, "role")
+            role_code = _code(_ROLE_CODES, role, "role")
             codes[role_code] = _as_part(_name(ROLES, role_code), spec, dtype_code)
         values = codes.get(lib.HURRAY_ROLE_VALUES)
         if values is not None and values[0] != dtype_code:
@@ -202,13 +199,13 @@ class Descriptor:
             shape,
             strides,
             order_code,
-            None if packing is None else _code(PACKINGS, packing, "packing"),
+            None if packing is None else _code(_PACKING_CODES, packing, "packing"),
             (
-                _code(SCHEMES, scheme, "scheme"),
-                _code(GRANULARITIES, granularity, "granularity"),
+                _code(_SCHEME_CODES, scheme, "scheme"),
+                _code(_GRANULARITY_CODES, granularity, "granularity"),
                 uint(axis, "axis", U32),
                 uint(block_size, "block_size", U64),
-                0 if ggml_type is None else _code(GGML_TYPES, ggml_type, "ggml_type"),
+                0 if ggml_type is None else _code(_GGML_TYPE_CODES, ggml_type, "ggml_type"),
             ),
             codes,
         )
