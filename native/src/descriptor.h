@@ -22,12 +22,14 @@
 /* One role's part. Fields are wide enough to hold anything a setter
  * accepts, so that validation, not truncation, decides what is legal. */
 typedef struct HurrayDescriptorPart {
-    uint32_t present;      /* 0: the descriptor has no part for this role */
     uint32_t dtype;        /* HurrayDtype */
     uint32_t layout;       /* HurrayPartLayout */
     uint64_t buffer_index; /* index into the tensor's buffer list */
     uint64_t byte_offset;  /* where the part starts in that buffer */
 } HurrayDescriptorPart;
+
+/* Bit role - 1 of a part mask stands for the part of that role. */
+#define HURRAY__ROLE_BIT(role) (1u << ((role) - 1))
 
 struct HurrayDescriptor {
     uint32_t rank;
@@ -37,6 +39,9 @@ struct HurrayDescriptor {
     uint32_t granularity; /* HurrayGranularity */
     uint32_t axis;
     uint32_t ggml_type;   /* HurrayGgmlType, or 0 */
+    /* The parts the descriptor has (HURRAY__ROLE_BIT). Only those entries
+     * of parts[] are set: decode writes no others, so nothing may read them. */
+    uint32_t part_mask;
     uint64_t block_size;
     /* parts[role - 1]; the encoding lists present parts in this order. */
     HurrayDescriptorPart parts[HURRAY_MAX_PARTS];
@@ -48,12 +53,24 @@ struct HurrayDescriptor {
     uint64_t storage[];
 };
 
+/* The role of the lowest bit set in a non-zero part mask: loops over the
+ * parts clear that bit and go on, visiting the parts in role order. */
+static inline uint32_t hurray__role_of_bit(uint32_t mask)
+{
+    return (uint32_t)__builtin_ctz(mask) + 1;
+}
+
+static inline uint32_t hurray__descriptor_part_count(const HurrayDescriptor *desc)
+{
+    return (uint32_t)__builtin_popcount(desc->part_mask);
+}
+
 /* ---- descriptor_build.c ---- */
 
 /* One allocation holding the struct and room for rank dimensions and
- * strides (rank <= HURRAY_MAX_RANK); the shape and strides pointers are set,
- * every other field is left for the caller to fill. NULL when out of
- * memory. Freed with hurray_descriptor_destroy. */
+ * strides (rank <= HURRAY_MAX_RANK); rank and the shape and strides
+ * pointers are set, every other field is left for the caller to fill. NULL
+ * when out of memory. Freed with hurray_descriptor_destroy. */
 HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank);
 
 /* ---- descriptor_validate.c ---- */
@@ -70,17 +87,33 @@ HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uin
 /* "values", "scale", "zero_point", "global_scale", or "?" (for messages). */
 const char *hurray__role_name(uint32_t role);
 
-uint32_t hurray__descriptor_part_count(const HurrayDescriptor *desc);
 /* Bytes of the encoding: header, rank dimensions and strides, the parts. */
 uint64_t hurray__descriptor_encoded_len(const HurrayDescriptor *desc);
 
 /* ---- descriptor_reach.c: size arithmetic, all overflow-checked ---- */
 
+/* Fails with HURRAY_ERROR_OVERFLOW, naming shape[dim]. */
+HurrayStatus hurray__descriptor_fail_shape(uint32_t dim);
+
 /* The element count. Fails with HURRAY_ERROR_OVERFLOW when the product of
  * the dimensions, a zero dimension counted as one, exceeds INT64_MAX: that
  * product bounds the row-major strides, which must stay representable even
- * for an empty tensor. */
-HurrayStatus hurray__descriptor_element_count(const HurrayDescriptor *desc, uint64_t *out);
+ * for an empty tensor. Inline: validation runs it on every decode. */
+static inline HurrayStatus hurray__descriptor_element_count(const HurrayDescriptor *desc,
+                                                            uint64_t *out)
+{
+    uint64_t count = 1;
+    uint64_t extent = 1; /* zero dimensions counted as one */
+    for (uint32_t k = 0; k < desc->rank; k++) {
+        uint64_t dim = desc->shape[k];
+        if (__builtin_mul_overflow(extent, dim == 0 ? 1 : dim, &extent) || extent > INT64_MAX) {
+            return hurray__descriptor_fail_shape(k);
+        }
+        count *= dim; /* cannot overflow: bounded by extent */
+    }
+    *out = count;
+    return HURRAY_OK;
+}
 
 /* Row-major contiguous strides for desc->shape into out[0 .. rank-1]; a
  * zero dimension is stepped over as if it were one (as numpy does). Fails
@@ -91,15 +124,10 @@ HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, 
  * shape hurray__descriptor_element_count accepted. */
 int hurray__descriptor_is_row_major(const HurrayDescriptor *desc);
 
-/* The bytes the part of this role can reach, relative to its byte offset:
- * [byte_offset - *out_before, byte_offset + *out_after). Both are zero for a
- * tensor with no elements. element_count is what
- * hurray__descriptor_element_count gave (passed in so that it is counted
- * once per validation, not once per part). Needs a descriptor whose codes
- * and cross-field rules already hold; fails with HURRAY_ERROR_OVERFLOW when
- * the reach in bits does not fit 63 bits. */
-HurrayStatus hurray__descriptor_part_reach(const HurrayDescriptor *desc, uint32_t role,
-                                           uint64_t element_count, uint64_t *out_before,
-                                           uint64_t *out_after);
+/* The last rule of validation: the reach in bits of every part fits 63
+ * bits (HURRAY_ERROR_OVERFLOW otherwise). element_count is what
+ * hurray__descriptor_element_count gave; the codes and cross-field rules
+ * must already hold. */
+HurrayStatus hurray__descriptor_check_reach(const HurrayDescriptor *desc, uint64_t element_count);
 
 #endif /* HURRAY_DESCRIPTOR_INTERNAL_H */

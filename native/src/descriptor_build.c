@@ -14,15 +14,6 @@
 #include "dtype.h"
 #include "status.h"
 
-uint32_t hurray__descriptor_part_count(const HurrayDescriptor *desc)
-{
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < HURRAY_MAX_PARTS; i++) {
-        count += desc->parts[i].present != 0;
-    }
-    return count;
-}
-
 uint64_t hurray__descriptor_encoded_len(const HurrayDescriptor *desc)
 {
     /* rank <= 64 and at most 4 parts: at most 1120, no overflow possible. */
@@ -85,6 +76,8 @@ HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t
     desc->axis = 0;
     desc->ggml_type = 0;
     desc->block_size = 0;
+    /* Not needed by the readers (they go by part_mask) but keeps every byte
+     * of a built descriptor defined. */
     memset(desc->parts, 0, sizeof desc->parts);
     if (rank > 0) {
         memcpy(desc->shape, shape, sizeof shape[0] * rank);
@@ -98,9 +91,9 @@ HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t
     desc->packing = default_packing(bits);
     desc->scheme = HURRAY_SCHEME_NONE;
     desc->granularity = HURRAY_GRANULARITY_NONE;
+    desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
     desc->parts[HURRAY_ROLE_VALUES - 1] = (HurrayDescriptorPart){
-        .present = 1, .dtype = dtype, .layout = HURRAY_PART_LAYOUT_ROW_MAJOR,
-        .buffer_index = 0, .byte_offset = 0};
+        .dtype = dtype, .layout = HURRAY_PART_LAYOUT_ROW_MAJOR, .buffer_index = 0, .byte_offset = 0};
     *out = desc;
     return HURRAY_OK;
 }
@@ -218,9 +211,9 @@ HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, u
                             "hurray_descriptor_set_part: part %s: layout %u is unknown",
                             hurray__role_name(role), (unsigned)layout);
     }
+    desc->part_mask |= HURRAY__ROLE_BIT(role);
     desc->parts[role - 1] = (HurrayDescriptorPart){
-        .present = 1, .dtype = dtype, .layout = layout,
-        .buffer_index = buffer_index, .byte_offset = byte_offset};
+        .dtype = dtype, .layout = layout, .buffer_index = buffer_index, .byte_offset = byte_offset};
     return HURRAY_OK;
 }
 
@@ -237,14 +230,13 @@ HurrayStatus hurray_descriptor_dtype(const HurrayDescriptor *desc, uint32_t *out
 {
     REQUIRE(desc, "hurray_descriptor_dtype", "desc");
     REQUIRE(out, "hurray_descriptor_dtype", "out");
-    const HurrayDescriptorPart *values = &desc->parts[HURRAY_ROLE_VALUES - 1];
-    if (!values->present) {
+    if (!(desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES))) {
         /* Only a decoded or new descriptor is handed out, and both have
          * values; this guards a future setter that could remove them. */
         return hurray__fail(HURRAY_ERROR_NOT_FOUND,
                             "hurray_descriptor_dtype: the descriptor has no values part");
     }
-    *out = values->dtype;
+    *out = desc->parts[HURRAY_ROLE_VALUES - 1].dtype;
     return HURRAY_OK;
 }
 
@@ -319,12 +311,12 @@ HurrayStatus hurray_descriptor_part(const HurrayDescriptor *desc, uint32_t role,
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "hurray_descriptor_part: role %u is unknown",
                             (unsigned)role);
     }
-    const HurrayDescriptorPart *part = &desc->parts[role - 1];
-    if (!part->present) {
+    if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
         return hurray__fail(HURRAY_ERROR_NOT_FOUND,
                             "hurray_descriptor_part: the descriptor has no %s part",
                             hurray__role_name(role));
     }
+    const HurrayDescriptorPart *part = &desc->parts[role - 1];
     *out_dtype = part->dtype;
     *out_buffer_index = part->buffer_index;
     *out_byte_offset = part->byte_offset;

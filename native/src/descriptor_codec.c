@@ -135,11 +135,9 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out
     for (uint32_t k = 0; k < desc->rank; k++, p += 8) {
         put64(p, from_signed(desc->strides[k]));
     }
-    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
+        uint32_t role = hurray__role_of_bit(parts);
         const HurrayDescriptorPart *part = &desc->parts[role - 1];
-        if (!part->present) {
-            continue;
-        }
         /* Validation bounded dtype, layout and buffer index. */
         p[0] = (uint8_t)role;
         p[1] = (uint8_t)part->dtype;
@@ -214,6 +212,7 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
      * common refusals cost no malloc/free. */
     const uint8_t *parts = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint32_t previous_role = 0;
+    uint32_t part_mask = 0;
     for (uint32_t i = 0; i < part_count; i++) {
         const uint8_t *p = parts + HURRAY__DESCRIPTOR_PART_LEN * i;
         uint32_t role = p[0];
@@ -234,6 +233,7 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
                                 hurray__role_name(role));
         }
         previous_role = role;
+        part_mask |= HURRAY__ROLE_BIT(role);
     }
 
     HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
@@ -252,12 +252,12 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
         desc->shape[k] = get64(dims + 8 * k);
         desc->strides[k] = to_signed(get64(dims + 8 * (rank + k)));
     }
-    memset(desc->parts, 0, sizeof desc->parts);
+    /* Only the parts the mask names are written (and ever read). */
+    desc->part_mask = part_mask;
     for (uint32_t i = 0; i < part_count; i++) {
         const uint8_t *p = parts + HURRAY__DESCRIPTOR_PART_LEN * i;
         desc->parts[p[0] - 1] = (HurrayDescriptorPart){
-            .present = 1, .dtype = p[1], .layout = p[2],
-            .buffer_index = get32(p + 4), .byte_offset = get64(p + 8)};
+            .dtype = p[1], .layout = p[2], .buffer_index = get32(p + 4), .byte_offset = get64(p + 8)};
     }
     HurrayStatus status = hurray__descriptor_check(desc);
     if (status != HURRAY_OK) {

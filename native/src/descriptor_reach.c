@@ -14,25 +14,10 @@
 #include "dtype.h"
 #include "status.h"
 
-static HurrayStatus fail_shape(uint32_t dim)
+HurrayStatus hurray__descriptor_fail_shape(uint32_t dim)
 {
     return hurray__fail(HURRAY_ERROR_OVERFLOW, "descriptor: shape[%u]: element count overflows 63 bits",
                         (unsigned)dim);
-}
-
-HurrayStatus hurray__descriptor_element_count(const HurrayDescriptor *desc, uint64_t *out)
-{
-    uint64_t count = 1;
-    uint64_t extent = 1; /* zero dimensions counted as one */
-    for (uint32_t k = 0; k < desc->rank; k++) {
-        uint64_t dim = desc->shape[k];
-        if (__builtin_mul_overflow(extent, dim == 0 ? 1 : dim, &extent) || extent > INT64_MAX) {
-            return fail_shape(k);
-        }
-        count *= dim; /* cannot overflow: bounded by extent */
-    }
-    *out = count;
-    return HURRAY_OK;
 }
 
 HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, int64_t *out)
@@ -42,7 +27,7 @@ HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, 
         out[k] = (int64_t)step;
         uint64_t dim = desc->shape[k];
         if (__builtin_mul_overflow(step, dim == 0 ? 1 : dim, &step) || step > INT64_MAX) {
-            return fail_shape(k);
+            return hurray__descriptor_fail_shape(k);
         }
     }
     return HURRAY_OK;
@@ -86,28 +71,28 @@ static HurrayStatus values_reach(const HurrayDescriptor *desc, uint64_t *out_bef
 {
     const HurrayDescriptorPart *values = &desc->parts[HURRAY_ROLE_VALUES - 1];
     uint64_t width = desc->packing == HURRAY_PACKING_PADDED ? 8 : hurray__dtype_bits(values->dtype);
-    uint64_t backward = 0; /* elements below the first, via negative strides */
-    uint64_t forward = 0;  /* elements above it */
+    /* Every step is non-negative, so the sum of all of them overflows
+     * exactly when the backward or forward sum, or the two together, would:
+     * one checked sum covers all three. */
+    uint64_t span = 0;     /* elements between the lowest and the highest */
+    uint64_t backward = 0; /* those below the first, via negative strides */
     for (uint32_t k = 0; k < desc->rank; k++) {
         uint64_t step;
-        if (__builtin_mul_overflow(magnitude(desc->strides[k]), desc->shape[k] - 1, &step)) {
+        if (__builtin_mul_overflow(magnitude(desc->strides[k]), desc->shape[k] - 1, &step) ||
+            __builtin_add_overflow(span, step, &span)) {
             return fail_reach(HURRAY_ROLE_VALUES);
         }
-        uint64_t *side = desc->strides[k] < 0 ? &backward : &forward;
-        if (__builtin_add_overflow(*side, step, side)) {
-            return fail_reach(HURRAY_ROLE_VALUES);
-        }
+        backward += desc->strides[k] < 0 ? step : 0; /* at most span */
     }
-    uint64_t span, span_bits, forward_bits;
-    if (__builtin_add_overflow(backward, forward, &span) ||
-        __builtin_add_overflow(span, 1, &span) ||
+    uint64_t span_bits;
+    if (__builtin_add_overflow(span, 1, &span) ||
         __builtin_mul_overflow(span, width, &span_bits) || span_bits > INT64_MAX) {
         return fail_reach(HURRAY_ROLE_VALUES);
     }
     /* Both below fit: each is at most span_bits. */
-    forward_bits = (forward + 1) * width;
+    uint64_t forward = span - 1 - backward;
     *out_before = bits_to_bytes(backward * width);
-    *out_after = bits_to_bytes(forward_bits);
+    *out_after = bits_to_bytes((forward + 1) * width);
     return HURRAY_OK;
 }
 
@@ -148,9 +133,13 @@ static HurrayStatus parameter_count(const HurrayDescriptor *desc, uint32_t role,
     }
 }
 
-HurrayStatus hurray__descriptor_part_reach(const HurrayDescriptor *desc, uint32_t role,
-                                           uint64_t element_count, uint64_t *out_before,
-                                           uint64_t *out_after)
+/* The bytes the part of this role can reach, relative to its byte offset:
+ * [byte_offset - *out_before, byte_offset + *out_after). Both are zero for a
+ * tensor with no elements. Needs a descriptor whose codes and cross-field
+ * rules already hold; fails with HURRAY_ERROR_OVERFLOW when the reach in
+ * bits does not fit 63 bits. */
+static inline __attribute__((always_inline)) HurrayStatus part_reach(const HurrayDescriptor *desc, uint32_t role, uint64_t element_count,
+                               uint64_t *out_before, uint64_t *out_after)
 {
     HurrayStatus status;
     if (element_count == 0) {
@@ -186,6 +175,21 @@ HurrayStatus hurray__descriptor_part_reach(const HurrayDescriptor *desc, uint32_
     }
     *out_before = 0;
     *out_after = bytes;
+    return HURRAY_OK;
+}
+
+HurrayStatus hurray__descriptor_check_reach(const HurrayDescriptor *desc, uint64_t element_count)
+{
+    if (element_count == 0) {
+        return HURRAY_OK; /* no elements reach no bytes */
+    }
+    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
+        uint64_t before, after;
+        HurrayStatus status = part_reach(desc, hurray__role_of_bit(parts), element_count, &before, &after);
+        if (status != HURRAY_OK) {
+            return status;
+        }
+    }
     return HURRAY_OK;
 }
 
@@ -227,13 +231,11 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
                             " buffers but the descriptor uses %u",
                             list_len, (unsigned)buffer_count);
     }
-    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
+        uint32_t role = hurray__role_of_bit(parts);
         const HurrayDescriptorPart *part = &desc->parts[role - 1];
-        if (!part->present) {
-            continue;
-        }
         uint64_t before = 0, after = 0;
-        status = hurray__descriptor_part_reach(desc, role, element_count, &before, &after);
+        status = part_reach(desc, role, element_count, &before, &after);
         if (status != HURRAY_OK) {
             return status;
         }

@@ -7,6 +7,10 @@
  * earlier ones: codes are known before they index a table, the element count
  * fits before strides are compared, and the cross-field rules hold before
  * the reach of each part is computed.
+ *
+ * Decode runs all of this on every exchange, so the checks share what they
+ * work out (which parts exist, the element count) instead of each finding it
+ * again.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -61,10 +65,16 @@ static const char *granularity_name(uint32_t granularity)
     }
 }
 
-static const HurrayDescriptorPart *part_of(const HurrayDescriptor *desc, uint32_t role)
+/* The part of a role the check has proved present. */
+static const HurrayDescriptorPart *part(const HurrayDescriptor *desc, uint32_t role)
 {
-    const HurrayDescriptorPart *part = &desc->parts[role - 1];
-    return part->present ? part : NULL;
+    return &desc->parts[role - 1];
+}
+
+/* The dtype row of a part, once check_codes has proved the code known. */
+static const struct hurray__dtype_info *dtype_of(const HurrayDescriptor *desc, uint32_t role)
+{
+    return hurray__dtype_row(part(desc, role)->dtype);
 }
 
 /* Codes first: every later rule may use them as table keys. */
@@ -94,19 +104,17 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: ggml type %u is unknown",
                             (unsigned)desc->ggml_type);
     }
-    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
-        const HurrayDescriptorPart *part = part_of(desc, role);
-        if (part == NULL) {
-            continue;
-        }
-        if (!hurray__dtype_is_known(part->dtype)) {
+    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
+        uint32_t role = hurray__role_of_bit(parts);
+        const HurrayDescriptorPart *p = part(desc, role);
+        if (!hurray__dtype_is_known(p->dtype)) {
             return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %s: dtype %u is unknown",
-                                hurray__role_name(role), (unsigned)part->dtype);
+                                hurray__role_name(role), (unsigned)p->dtype);
         }
-        if (part->layout > HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
+        if (p->layout > HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
             return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
                                 "descriptor: part %s: layout %u is unknown",
-                                hurray__role_name(role), (unsigned)part->layout);
+                                hurray__role_name(role), (unsigned)p->layout);
         }
     }
     return HURRAY_OK;
@@ -115,24 +123,20 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
 HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count)
 {
     uint32_t used = 0; /* bit i: some part lives in buffer i */
-    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
-        const HurrayDescriptorPart *part = part_of(desc, role);
-        if (part == NULL) {
-            continue;
-        }
+    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
+        uint32_t role = hurray__role_of_bit(parts);
+        uint64_t index = part(desc, role)->buffer_index;
         /* At most 4 parts, so any index of 4 or more must leave a gap. */
-        if (part->buffer_index >= HURRAY_MAX_PARTS) {
+        if (index >= HURRAY_MAX_PARTS) {
             return hurray__fail(INVALID,
                                 "descriptor: part %s: buffer index %" PRIu64
                                 " leaves a gap (buffer indices must be exactly 0 .. k-1)",
-                                hurray__role_name(role), part->buffer_index);
+                                hurray__role_name(role), index);
         }
-        used |= 1u << part->buffer_index;
+        used |= 1u << index;
     }
-    uint32_t count = 0;
-    while (used & (1u << count)) {
-        count++;
-    }
+    /* The lowest unused buffer; any used one above it is a gap. */
+    uint32_t count = (uint32_t)__builtin_ctz(~used);
     if ((used >> count) != 0) {
         return hurray__fail(INVALID,
                             "descriptor: buffer indices leave a gap: no part uses buffer %u "
@@ -146,19 +150,19 @@ HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uin
 /* Layer 2: the values part and how its elements are stored. */
 static HurrayStatus check_values(const HurrayDescriptor *desc)
 {
-    const HurrayDescriptorPart *values = part_of(desc, HURRAY_ROLE_VALUES);
+    const HurrayDescriptorPart *values = part(desc, HURRAY_ROLE_VALUES);
     if (values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR) {
         return hurray__fail(INVALID, "descriptor: part values: layout must be row_major (0), not %u",
                             (unsigned)values->layout);
     }
-    uint32_t bits = hurray__dtype_bits(values->dtype);
-    const char *name = hurray__dtype_name(values->dtype);
+    const struct hurray__dtype_info *dtype = hurray__dtype_row(values->dtype);
+    uint32_t bits = dtype->bits;
     if (bits >= 8) {
         if (desc->packing != HURRAY_PACKING_NONE) {
             return hurray__fail(INVALID,
                                 "descriptor: packing: %s does not fit dtype %s (a type of 8 bits "
                                 "or more takes packing none)",
-                                packing_name(desc->packing), name);
+                                packing_name(desc->packing), dtype->name);
         }
         return HURRAY_OK;
     }
@@ -167,7 +171,7 @@ static HurrayStatus check_values(const HurrayDescriptor *desc)
         return hurray__fail(INVALID,
                             "descriptor: packing: none does not fit dtype %s, which is %u bits "
                             "wide (say padded, lsb_first or ggml_split)",
-                            name, (unsigned)bits);
+                            dtype->name, (unsigned)bits);
     case HURRAY_PACKING_PADDED:
         return HURRAY_OK;
     case HURRAY_PACKING_LSB_FIRST:
@@ -175,13 +179,14 @@ static HurrayStatus check_values(const HurrayDescriptor *desc)
             return hurray__fail(INVALID,
                                 "descriptor: packing: lsb_first needs a width of 1, 2 or 4 bits; "
                                 "dtype %s is %u bits wide",
-                                name, (unsigned)bits);
+                                dtype->name, (unsigned)bits);
         }
         return HURRAY_OK;
     default: /* HURRAY_PACKING_GGML_SPLIT; codes were checked first */
         if (bits != 4) {
             return hurray__fail(INVALID,
-                                "descriptor: packing: ggml_split needs a 4-bit dtype, not %s", name);
+                                "descriptor: packing: ggml_split needs a 4-bit dtype, not %s",
+                                dtype->name);
         }
         if (desc->rank == 0 || desc->shape[desc->rank - 1] % 32 != 0) {
             return hurray__fail(INVALID,
@@ -247,18 +252,22 @@ static HurrayStatus check_axis(const HurrayDescriptor *desc)
     return HURRAY_OK;
 }
 
-static HurrayStatus forbid_part(const HurrayDescriptor *desc, uint32_t role)
+/* The scheme has no part of these roles (a mask of HURRAY__ROLE_BIT); the
+ * lowest present one is named, as if each role were checked in turn. */
+static HurrayStatus forbid_parts(const HurrayDescriptor *desc, uint32_t roles)
 {
-    if (part_of(desc, role) != NULL) {
+    uint32_t present = desc->part_mask & roles;
+    if (present != 0) {
         return hurray__fail(INVALID, "descriptor: part %s: scheme %s has none",
-                            hurray__role_name(role), scheme_name(desc->scheme));
+                            hurray__role_name(hurray__role_of_bit(present)),
+                            scheme_name(desc->scheme));
     }
     return HURRAY_OK;
 }
 
 static HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t role)
 {
-    if (part_of(desc, role) == NULL) {
+    if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
         return hurray__fail(INVALID, "descriptor: part %s: missing (scheme %s needs one)",
                             hurray__role_name(role), scheme_name(desc->scheme));
     }
@@ -268,22 +277,21 @@ static HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t role)
 /* Rules every parameter part (scale, zero point, global scale) obeys. */
 static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
 {
-    for (uint32_t role = HURRAY_ROLE_SCALE; role <= HURRAY_ROLE_GLOBAL_SCALE; role++) {
-        const HurrayDescriptorPart *part = part_of(desc, role);
-        if (part == NULL) {
-            continue;
-        }
+    uint32_t parts = desc->part_mask & ~HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
+    for (; parts != 0; parts &= parts - 1) {
+        uint32_t role = hurray__role_of_bit(parts);
+        const HurrayDescriptorPart *p = part(desc, role);
         /* A parameter part has no packing field of its own, so its
          * elements must be whole bytes to have one meaning. */
-        if (hurray__dtype_bits(part->dtype) % 8 != 0) {
+        if (hurray__dtype_bits(p->dtype) % 8 != 0) {
             return hurray__fail(INVALID,
                                 "descriptor: part %s: dtype %s is narrower than a byte "
                                 "(parameter parts hold whole-byte elements)",
-                                hurray__role_name(role), hurray__dtype_name(part->dtype));
+                                hurray__role_name(role), hurray__dtype_name(p->dtype));
         }
         int swizzle_allowed = role == HURRAY_ROLE_SCALE &&
                               desc->scheme == HURRAY_SCHEME_MICROSCALING;
-        if (part->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4 && !swizzle_allowed) {
+        if (p->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4 && !swizzle_allowed) {
             return hurray__fail(INVALID,
                                 "descriptor: part %s: layout swizzled_128x4 is only for the scale "
                                 "of a microscaling scheme",
@@ -301,15 +309,17 @@ static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
         }                                          \
     } while (0)
 
+#define PARAMETER_ROLES                                                         \
+    (HURRAY__ROLE_BIT(HURRAY_ROLE_SCALE) | HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT) | \
+     HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE))
+
 static HurrayStatus check_scheme_none(const HurrayDescriptor *desc)
 {
     if (desc->granularity != HURRAY_GRANULARITY_NONE) {
         return hurray__fail(INVALID, "descriptor: granularity: scheme none takes none, not %s",
                             granularity_name(desc->granularity));
     }
-    TRY(forbid_part(desc, HURRAY_ROLE_SCALE));
-    TRY(forbid_part(desc, HURRAY_ROLE_ZERO_POINT));
-    return forbid_part(desc, HURRAY_ROLE_GLOBAL_SCALE);
+    return forbid_parts(desc, PARAMETER_ROLES);
 }
 
 static HurrayStatus check_scheme_affine(const HurrayDescriptor *desc)
@@ -319,29 +329,30 @@ static HurrayStatus check_scheme_affine(const HurrayDescriptor *desc)
                             "descriptor: granularity: scheme affine needs per_tensor, per_axis "
                             "or per_block, not none");
     }
-    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
-    if (!hurray__dtype_is_integer(values) && !hurray__dtype_is_fp8(values)) {
+    const struct hurray__dtype_info *values = dtype_of(desc, HURRAY_ROLE_VALUES);
+    if (values->kind != HURRAY__KIND_INT && values->kind != HURRAY__KIND_FP8) {
         return hurray__fail(INVALID,
                             "descriptor: part values: dtype %s cannot be affine-quantized "
                             "(needs an integer or fp8 type)",
-                            hurray__dtype_name(values));
+                            values->name);
     }
     TRY(require_part(desc, HURRAY_ROLE_SCALE));
-    TRY(forbid_part(desc, HURRAY_ROLE_GLOBAL_SCALE));
-    uint32_t scale = part_of(desc, HURRAY_ROLE_SCALE)->dtype;
-    if (!hurray__dtype_is_wide_float(scale)) {
+    TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE)));
+    const struct hurray__dtype_info *scale = dtype_of(desc, HURRAY_ROLE_SCALE);
+    if (scale->kind != HURRAY__KIND_FLOAT) {
         return hurray__fail(INVALID,
                             "descriptor: part scale: dtype %s is not an affine scale type "
                             "(float16, float32, float64 or bfloat16)",
-                            hurray__dtype_name(scale));
+                            scale->name);
     }
-    const HurrayDescriptorPart *zero_point = part_of(desc, HURRAY_ROLE_ZERO_POINT);
-    if (zero_point != NULL && !hurray__dtype_is_integer(zero_point->dtype) &&
-        !hurray__dtype_is_float(zero_point->dtype)) {
-        return hurray__fail(INVALID,
-                            "descriptor: part zero_point: dtype %s is neither an integer nor "
-                            "a float type",
-                            hurray__dtype_name(zero_point->dtype));
+    if (desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)) {
+        const struct hurray__dtype_info *zero_point = dtype_of(desc, HURRAY_ROLE_ZERO_POINT);
+        if (zero_point->kind != HURRAY__KIND_INT && !hurray__dtype_kind_is_float(zero_point->kind)) {
+            return hurray__fail(INVALID,
+                                "descriptor: part zero_point: dtype %s is neither an integer nor "
+                                "a float type",
+                                zero_point->name);
+        }
     }
     return check_axis(desc);
 }
@@ -353,7 +364,7 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             "descriptor: granularity: scheme microscaling needs per_block, not %s",
                             granularity_name(desc->granularity));
     }
-    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
+    uint32_t values = part(desc, HURRAY_ROLE_VALUES)->dtype;
     if (!hurray__dtype_is_fp8(values) && !hurray__dtype_is_fp6(values) &&
         !hurray__dtype_is_fp4(values) && values != HURRAY_DTYPE_INT8) {
         return hurray__fail(INVALID,
@@ -362,9 +373,9 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             hurray__dtype_name(values));
     }
     TRY(require_part(desc, HURRAY_ROLE_SCALE));
-    TRY(forbid_part(desc, HURRAY_ROLE_ZERO_POINT));
+    TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)));
     TRY(check_axis(desc));
-    const HurrayDescriptorPart *scale = part_of(desc, HURRAY_ROLE_SCALE);
+    const HurrayDescriptorPart *scale = part(desc, HURRAY_ROLE_SCALE);
     if (scale->dtype == HURRAY_DTYPE_FLOAT8_E8M0FNU) {
         /* OCP Microscaling v1.0 */
         if (desc->block_size != 32) {
@@ -399,10 +410,13 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             "1 (rank is %u, axis %u)",
                             (unsigned)desc->rank, (unsigned)desc->axis);
     }
-    const HurrayDescriptorPart *global = part_of(desc, HURRAY_ROLE_GLOBAL_SCALE);
-    if (global != NULL && global->dtype != HURRAY_DTYPE_FLOAT32) {
-        return hurray__fail(INVALID, "descriptor: part global_scale: dtype must be float32, not %s",
-                            hurray__dtype_name(global->dtype));
+    if (desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE)) {
+        uint32_t global = part(desc, HURRAY_ROLE_GLOBAL_SCALE)->dtype;
+        if (global != HURRAY_DTYPE_FLOAT32) {
+            return hurray__fail(INVALID,
+                                "descriptor: part global_scale: dtype must be float32, not %s",
+                                hurray__dtype_name(global));
+        }
     }
     return HURRAY_OK;
 }
@@ -417,10 +431,8 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
     if (!hurray__ggml_block(desc->ggml_type, &block_elements, &block_bytes)) {
         return hurray__fail(INVALID, "descriptor: ggml type: missing (scheme ggml needs one)");
     }
-    TRY(forbid_part(desc, HURRAY_ROLE_SCALE));
-    TRY(forbid_part(desc, HURRAY_ROLE_ZERO_POINT));
-    TRY(forbid_part(desc, HURRAY_ROLE_GLOBAL_SCALE));
-    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
+    TRY(forbid_parts(desc, PARAMETER_ROLES));
+    uint32_t values = part(desc, HURRAY_ROLE_VALUES)->dtype;
     if (values != HURRAY_DTYPE_UINT8) {
         return hurray__fail(INVALID,
                             "descriptor: part values: scheme ggml holds block bytes, so its "
@@ -451,7 +463,7 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
 HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
 {
     TRY(check_codes(desc));
-    if (part_of(desc, HURRAY_ROLE_VALUES) == NULL) {
+    if (!(desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES))) {
         return hurray__fail(INVALID, "descriptor: part values: missing");
     }
     uint32_t buffer_count = 0;
@@ -468,13 +480,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     default: TRY(check_scheme_ggml(desc)); break;
     }
     /* Last: the reach of each part, which the rules above make well defined. */
-    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
-        if (part_of(desc, role) != NULL) {
-            uint64_t before = 0, after = 0;
-            TRY(hurray__descriptor_part_reach(desc, role, element_count, &before, &after));
-        }
-    }
-    return HURRAY_OK;
+    return hurray__descriptor_check_reach(desc, element_count);
 }
 
 HurrayStatus hurray_descriptor_validate(const HurrayDescriptor *desc)

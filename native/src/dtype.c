@@ -5,8 +5,11 @@
 
 #include "status.h"
 
-/* Indexed by code; codes are dense from 1, so a lookup is one bounds check. */
-const struct hurray__dtype_info hurray__dtype_table[] = {
+/* Indexed by code; codes are dense from 1, so a lookup is one bounds check.
+ * Row 0 stays all zero: it answers for every unknown code. A row for a code
+ * past HURRAY__DTYPE_TABLE_LEN does not compile, so a new code cannot be
+ * added here and missed by the lookups. */
+const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] = {
     [HURRAY_DTYPE_BOOL] = {"bool", 8, HURRAY__KIND_BOOL},
     [HURRAY_DTYPE_INT8] = {"int8", 8, HURRAY__KIND_INT},
     [HURRAY_DTYPE_INT16] = {"int16", 16, HURRAY__KIND_INT},
@@ -43,7 +46,6 @@ const struct hurray__dtype_info hurray__dtype_table[] = {
     [HURRAY_DTYPE_BCOMPLEX32] = {"bcomplex32", 32, HURRAY__KIND_COMPLEX},
 };
 
-const size_t hurray__dtype_table_len = sizeof hurray__dtype_table / sizeof hurray__dtype_table[0];
 
 HurrayStatus hurray_dtype_bits(uint32_t dtype, uint32_t *out)
 {

@@ -34,41 +34,49 @@ struct hurray__dtype_info {
     uint8_t kind;     /* enum hurray__dtype_kind */
 };
 
-/* Indexed by code (defined in dtype.c). */
-extern const struct hurray__dtype_info hurray__dtype_table[];
-extern const size_t hurray__dtype_table_len;
+/* One past the highest code. A length known at compile time makes a lookup
+ * one compare against a constant rather than a load of a variable. */
+#define HURRAY__DTYPE_TABLE_LEN (HURRAY_DTYPE_BCOMPLEX32 + 1)
 
-static inline const struct hurray__dtype_info *hurray__dtype_info(uint32_t dtype)
+/* Hidden: the table is internal, so code in the library reaches it
+ * directly rather than through the GOT. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HURRAY__DTYPE_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define HURRAY__DTYPE_HIDDEN
+#endif
+
+/* Indexed by code (defined in dtype.c). */
+extern const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] HURRAY__DTYPE_HIDDEN;
+
+/* The row of any code. An unknown one gets row 0, which no dtype uses and
+ * is all zero (no name, 0 bits, HURRAY__KIND_NONE): no branch, and never a
+ * read outside the table. */
+static inline const struct hurray__dtype_info *hurray__dtype_row(uint32_t dtype)
 {
-    if (dtype >= hurray__dtype_table_len || hurray__dtype_table[dtype].kind == HURRAY__KIND_NONE) {
-        return NULL;
-    }
-    return &hurray__dtype_table[dtype];
+    return &hurray__dtype_table[dtype < HURRAY__DTYPE_TABLE_LEN ? dtype : 0];
 }
 
 static inline uint8_t hurray__dtype_kind(uint32_t dtype)
 {
-    const struct hurray__dtype_info *info = hurray__dtype_info(dtype);
-    return info == NULL ? HURRAY__KIND_NONE : info->kind;
+    return hurray__dtype_row(dtype)->kind;
 }
 
 /* Width in bits (1 to 128), or 0 for an unknown code. */
 static inline uint32_t hurray__dtype_bits(uint32_t dtype)
 {
-    const struct hurray__dtype_info *info = hurray__dtype_info(dtype);
-    return info == NULL ? 0 : info->bits;
+    return hurray__dtype_row(dtype)->bits;
 }
 
 /* "int4", "float8_e4m3fn", ..., or NULL. */
 static inline const char *hurray__dtype_name(uint32_t dtype)
 {
-    const struct hurray__dtype_info *info = hurray__dtype_info(dtype);
-    return info == NULL ? NULL : info->name;
+    return hurray__dtype_row(dtype)->name;
 }
 
 static inline bool hurray__dtype_is_known(uint32_t dtype)
 {
-    return hurray__dtype_info(dtype) != NULL;
+    return hurray__dtype_kind(dtype) != HURRAY__KIND_NONE;
 }
 
 /* Signed or unsigned integers of any width, sub-byte ones included; not bool. */
@@ -98,12 +106,19 @@ static inline bool hurray__dtype_is_wide_float(uint32_t dtype)
     return hurray__dtype_kind(dtype) == HURRAY__KIND_FLOAT;
 }
 
-/* Any real floating type: the wide ones plus the fp8, fp6 and fp4 families. */
+/* A kind that is a real floating type: the wide floats plus the fp8, fp6
+ * and fp4 families. One test of a bit set of kinds rather than four
+ * compares. */
+static inline bool hurray__dtype_kind_is_float(uint8_t kind)
+{
+    const uint32_t floats = 1u << HURRAY__KIND_FLOAT | 1u << HURRAY__KIND_FP8 |
+                            1u << HURRAY__KIND_FP6 | 1u << HURRAY__KIND_FP4;
+    return (floats >> kind) & 1u;
+}
+
 static inline bool hurray__dtype_is_float(uint32_t dtype)
 {
-    uint8_t kind = hurray__dtype_kind(dtype);
-    return kind == HURRAY__KIND_FLOAT || kind == HURRAY__KIND_FP8 || kind == HURRAY__KIND_FP6 ||
-           kind == HURRAY__KIND_FP4;
+    return hurray__dtype_kind_is_float(hurray__dtype_kind(dtype));
 }
 
 /* One GGML block: how many elements it encodes and how many bytes it takes.
