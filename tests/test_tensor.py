@@ -219,6 +219,23 @@ def test_big_endian_descriptor_over_raw_bytes():
     tc = Tensor(Descriptor.build("complex32", (1,), byte_order="big"), [span(c)], owner=c)
     with pytest.raises(UnsupportedError, match="big-endian complex32"):
         np.asarray(tc)
+    # Every reader refuses it for the same reason: ml_dtypes swaps the pair whole.
+    for read in (tc.stored_values, tc.unpack):
+        with pytest.raises(UnsupportedError, match="big-endian complex32"):
+            read()
+
+
+def test_views_check_their_reach():
+    from hurray import _views
+
+    data = np.arange(4, dtype=np.float32)
+    t = from_numpy(data)
+    f32 = np.dtype(np.float32)
+    assert _views.strided(t, 0, 4, f32, (3,), (1,)).tolist() == [1.0, 2.0, 3.0]
+    assert _views.strided(t, 0, 12, f32, (4,), (-1,)).tolist() == [3.0, 2.0, 1.0, 0.0]
+    for offset, shape, strides in ((0, (5,), (1,)), (4, (4,), (1,)), (8, (4,), (-1,)), (0, (2, 2), (3, 1))):
+        with pytest.raises(BufferTooSmallError, match="reaches bytes"):
+            _views.strided(t, 0, offset, f32, shape, strides)
 
 
 def test_readonly_flag():

@@ -17,16 +17,14 @@ reference implementations bit for bit:
   scale of 0xFF is NaN, and products beyond float32 become infinite.
 - ``ggml``: the ggml formulas, as gguf-py evaluates them (see gguf.py).
 
-Strides, byte offsets, byte order and packing are honoured by reading the
-tensor's buffers (``tensor.buffer(i)``) directly; nothing is copied beyond the
-result and the temporaries the arithmetic needs.
+Strides, byte offsets, byte order and packing are honoured through the same
+zero-copy views np.asarray and Tensor.unpack use (``hurray._views``); nothing
+is copied beyond the result and the temporaries the arithmetic needs.
 """
-import sys
-
 import numpy as np
 
+from . import _views
 from . import dtypes as _dtypes
-from . import packing as _packing
 from .errors import InvalidDescriptorError, UnsupportedError
 
 __all__ = ["dequantize", "parameter_shape", "swizzled_count", "swizzled_index"]
@@ -179,23 +177,22 @@ def _microscaling(tensor, desc):
 
 
 # ---- reading stored elements -------------------------------------------
-# Layers 1 and 2: the element at index i of a part lies at bit
-# 8 * byte_offset + width * sum(i_k * stride_k) of its buffer.
+# Layers 1 and 2 (strides, byte offsets, byte order, packing) are read by
+# _views, as np.asarray and Tensor.unpack read them; here the results become
+# native numbers.
 
 _COMPLEX = frozenset({"complex32", "bcomplex32", "complex64", "complex128"})
-_NATIVE_ORDER = "little" if sys.byteorder == "little" else "big"
+_PURPOSE = "dequantize"
 
 
 def _is_complex(name):
     return name in _COMPLEX
 
 
-def _numpy_dtype(name):
-    """The native numpy (or ml_dtypes) dtype of a Hurray dtype name."""
-    dtype = _dtypes.dtype_info(name).numpy
-    if dtype is None:
-        raise UnsupportedError(f"dequantize: numpy has no type for {name}")
-    return dtype
+def _native(array):
+    """`array` itself when its byte order is the host's, else a native copy."""
+    dt = array.dtype
+    return array if dt.isnative else array.astype(dt.newbyteorder("="))
 
 
 def _read_values(tensor):
@@ -205,21 +202,14 @@ def _read_values(tensor):
     ml_dtypes types; everything else in its own numpy dtype, native order.
     """
     desc = tensor.descriptor
-    part = desc.parts["values"]
-    shape = tuple(desc.shape)
-    strides = tuple(desc.strides)
     name = desc.dtype
-    bits = _dtypes.dtype_bits(name)
+    bits = desc.bits
     if bits >= 8:
-        if _count(shape) == 0:
-            return np.empty(shape, _numpy_dtype(name))
-        buf = tensor.buffer(part.buffer_index)
-        return _wide(buf, name, part.byte_offset, shape, strides, desc.byte_order)
-    if _count(shape) == 0:
-        codes = np.empty(shape, np.uint8)
-    else:
-        buf = tensor.buffer(part.buffer_index)
-        codes = _sub_byte_codes(buf, part.byte_offset, shape, strides, bits, desc.packing)
+        part = desc.parts["values"]
+        dt = _views.element_dtype(name, desc.byte_order, _PURPOSE)
+        return _native(_views.strided(tensor, part.buffer_index, part.byte_offset, dt, desc.shape,
+                                      desc.strides, _PURPOSE))
+    codes = _views.codes(tensor, _PURPOSE) & np.uint8((1 << bits) - 1)
     return _interpret_codes(codes, name, bits)
 
 
@@ -227,64 +217,13 @@ def _read_parameter(tensor, part, count):
     """`count` contiguous elements of a parameter part, as a 1-D native array."""
     if _dtypes.dtype_bits(part.dtype) < 8:
         raise UnsupportedError(f"dequantize: a {part.dtype} parameter part has no byte-addressable layout")
-    if count == 0:
-        return np.empty((0,), _numpy_dtype(part.dtype))
-    buf = tensor.buffer(part.buffer_index)
-    return _wide(buf, part.dtype, part.byte_offset, (count,), (1,), tensor.descriptor.byte_order)
-
-
-def _count(shape):
-    n = 1
-    for dim in shape:
-        n *= dim
-    return n
-
-
-def _wide(buf, name, byte_offset, shape, strides, byte_order):
-    """A strided view (or, for a foreign byte order, a native copy) of whole-byte elements."""
-    dtype = _numpy_dtype(name)
-    size = dtype.itemsize
-    byte_strides = tuple(s * size for s in strides)
-    if size == 1 or byte_order == _NATIVE_ORDER:
-        return np.ndarray(shape, dtype, buffer=buf, offset=byte_offset, strides=byte_strides)
-    # Swap through unsigned integers: ml_dtypes types have no byte-order
-    # variants, and a complex number swaps each half on its own.
-    halves = 2 if name in _COMPLEX else 1
-    unit = size // halves
-    order = "<" if byte_order == "little" else ">"
-    raw = np.ndarray(shape + (halves,), np.dtype(f"{order}u{unit}"), buffer=buf,
-                     offset=byte_offset, strides=byte_strides + (unit,))
-    return raw.astype(np.dtype(f"=u{unit}")).view(dtype).reshape(shape)
-
-
-def _sub_byte_codes(buf, byte_offset, shape, strides, bits, packing):
-    """The raw `bits`-wide codes of every element, as uint8 of `shape`."""
-    if packing == "padded":
-        raw = np.ndarray(shape, np.uint8, buffer=buf, offset=byte_offset, strides=strides)
-        return raw & np.uint8((1 << bits) - 1)
-    if packing == "lsb_first":
-        return _packing.unpack_strided(buf, bits, byte_offset, shape, strides)
-    if packing == "ggml_split":
-        if tuple(strides) != _row_major(shape):
-            raise InvalidDescriptorError("dequantize: ggml_split packing needs row-major strides")
-        count = _count(shape)
-        packed = buf[byte_offset:byte_offset + _packing.packed_nbytes(count, bits, packing)]
-        return _packing.unpack(packed, bits, count, packing).reshape(shape)
-    raise InvalidDescriptorError(f"dequantize: packing {packing!r} does not fit a {bits}-bit type")
-
-
-def _row_major(shape):
-    strides = []
-    step = 1
-    for dim in reversed(shape):
-        strides.append(step)
-        step *= max(dim, 1)
-    return tuple(reversed(strides))
+    dt = _views.element_dtype(part.dtype, tensor.descriptor.byte_order, _PURPOSE)
+    return _native(_views.strided(tensor, part.buffer_index, part.byte_offset, dt, (count,), (1,), _PURPOSE))
 
 
 def _interpret_codes(codes, name, bits):
     if name.startswith("float"):
-        return codes.view(_numpy_dtype(name))
+        return codes.view(_dtypes.dtype_info(name).numpy)
     if name.startswith("uint"):
         return codes
     # Two's complement at `bits` bits.

@@ -7,7 +7,7 @@ every byte the descriptor can reach lies inside them.
 """
 import numpy as np
 
-from . import dtypes as _dtypes
+from . import _views
 from ._checks import U64, index, uint
 from ._ffi import ffi, lib
 from .descriptor import Descriptor
@@ -59,16 +59,6 @@ def _spans(buffers):
             raise InvalidArgumentError(f"buffer {i} must be an (address, nbytes) pair, not {pair!r}")
         checked.append((uint(pair[0], f"buffer {i} address", U64), uint(pair[1], f"buffer {i} nbytes", U64)))
     return tuple(checked)
-
-
-class _Memory:
-    """An array interface over tensor memory; arrays made from it keep the tensor alive."""
-
-    __slots__ = ("tensor", "__array_interface__")
-
-    def __init__(self, tensor, interface):
-        self.tensor = tensor
-        self.__array_interface__ = interface
 
 
 class Tensor:
@@ -160,17 +150,10 @@ class Tensor:
             raise OutOfRangeError(f"buffer index {i} is outside 0 .. {len(self._buffers) - 1}")
         address, nbytes = self._buffers[i]
         interface = {"version": 3, "shape": (nbytes,), "typestr": "|u1", "data": (address, self._readonly)}
-        array = np.asarray(_Memory(self, interface))
+        array = np.asarray(_views.Memory(self, interface))
         if self._readonly:
             array.flags.writeable = False  # numpy ignores the flag for a NULL empty span
         return array
-
-    def _numpy_dtype(self, purpose):
-        d = self._descriptor
-        dt, why = _dtypes.numpy_dtype_or_reason(d.dtype_code, d.byte_order)
-        if dt is None:
-            raise UnsupportedError(f"{purpose}: {why}")
-        return dt
 
     def _stored_view(self, purpose):
         """The values part as a zero-copy ndarray, for packings numpy can address."""
@@ -181,35 +164,9 @@ class Tensor:
             raise UnsupportedError(
                 f"{purpose}: packed {d.bits}-bit {d.packing} elements: use Tensor.unpack() for a padded copy"
             )
-        dt = self._numpy_dtype(purpose)
-        fields = d._read_fields()
-        values = fields["parts"]["values"]
-        address, _ = self._buffers[values.buffer_index]
-        strides = []
-        for stride in fields["strides"]:
-            step = stride * dt.itemsize
-            # Only a dimension of length 0 or 1 (or an empty tensor) can carry a
-            # stride this large past the check; it is never stepped along.
-            strides.append(step if -(1 << 63) <= step < (1 << 63) else 0)
-        # numpy reads the layout as is: hurray_descriptor_check_buffers has
-        # already proven that every element lies inside the buffer.
-        builtin = _dtypes.is_builtin(dt)
-        interface = {
-            "version": 3,
-            "shape": fields["shape"],
-            "strides": tuple(strides),
-            "typestr": dt.str if builtin else f"|V{dt.itemsize}",
-            "data": (address + values.byte_offset if d.size else address, self._readonly),
-        }
-        try:
-            view = np.asarray(_Memory(self, interface))
-        except (ValueError, TypeError) as exc:
-            raise UnsupportedError(f"{purpose}: numpy cannot view this layout: {exc}") from None
-        if not builtin:
-            view = view.view(dt)  # same item size: any strides are fine
-        if self._readonly:
-            view.flags.writeable = False
-        return view
+        dt = _views.element_dtype(d.dtype, d.byte_order, purpose)
+        values = d._read_fields()["parts"]["values"]
+        return _views.strided(self, values.buffer_index, values.byte_offset, dt, d.shape, d.strides, purpose)
 
     def stored_values(self):
         """The stored values as a zero-copy array, without dequantizing.
@@ -238,22 +195,15 @@ class Tensor:
         Works for every packing; the result has the numpy or ml_dtypes type of
         the element (int4, float4_e2m1fn, ...). Quantized values stay codes.
         """
-        from . import packing
-
         d = self._descriptor
-        if d.packing in ("none", "padded"):
+        if d.packing == "none":
             return np.array(self._stored_view("Tensor.unpack"), order="C", copy=True)
         if d.scheme == "ggml":
             raise UnsupportedError(f"Tensor.unpack: ggml {d.ggml_type} blocks: use Tensor.dequantize()")
-        dt = self._numpy_dtype("Tensor.unpack")
-        values = d.parts["values"]
-        data = self.buffer(values.buffer_index)
-        if d.packing == "lsb_first":
-            codes = packing.unpack_strided(data, d.bits, values.byte_offset, d.shape, d.strides)
-        else:  # ggml_split: row-major contiguous, checked by the C library
-            start = values.byte_offset
-            span = data[start : start + packing.packed_nbytes(d.size, d.bits, d.packing)]
-            codes = packing.unpack(span, d.bits, d.size, d.packing).reshape(d.shape)
+        dt = _views.element_dtype(d.dtype, d.byte_order, "Tensor.unpack")
+        codes = _views.codes(self, "Tensor.unpack")
+        if d.packing == "padded":
+            codes = codes.copy(order="C")  # a view of the stored bytes: copy it
         return codes.view(dt)
 
     # ---- delegated to their own modules ---------------------------------
