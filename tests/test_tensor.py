@@ -263,5 +263,45 @@ def test_delegated_methods_reach_their_modules():
     assert type(capsule).__name__ == "PyCapsule"
 
 
+def test_delegates_are_bound_once():
+    import hurray.dequantize
+    import hurray.dlpack
+    import hurray.protocol
+    import hurray.tensor
+
+    t = from_numpy(np.arange(4, dtype=np.float32))
+    t.__hurray__(), t.__dlpack__(), t.__dlpack_device__(), t.dequantize()
+    # After the first call each method calls the function itself: no import per call.
+    assert hurray.tensor._to_capsule is hurray.protocol.to_capsule
+    assert hurray.tensor._to_dlpack is hurray.dlpack.to_dlpack
+    assert hurray.tensor._dlpack_device is hurray.dlpack.dlpack_device
+    assert hurray.tensor._dequantize is hurray.dequantize.dequantize
+
+
+def test_the_cached_view_keeps_every_refusal():
+    values = np.arange(8, dtype=np.int8)
+    scale = np.ones(1, np.float32)
+    t = Tensor(Descriptor.build("int8", (8,), scheme="affine", granularity="per_tensor",
+                                parts={"scale": Part("float32", 1)}),
+               [span(values), span(scale)], owner=(values, scale))
+    assert np.shares_memory(t.stored_values(), values)  # makes the view once
+    for _ in range(2):
+        with pytest.raises(UnsupportedError, match="affine per_tensor quantization"):
+            np.asarray(t)
+    plain = from_numpy(values)
+    first, second = np.asarray(plain), np.asarray(plain)
+    assert first is not second and np.shares_memory(first, second)
+    first[0] = 42  # distinct arrays over the same memory
+    assert second[0] == 42 and second.base is not first.base
+
+
+def test_from_checked_trusts_its_spans():
+    data = np.arange(6, dtype=np.float32)
+    d = Descriptor.build("float32", (2, 3))
+    t = Tensor._from_checked(d, ((data.ctypes.data, data.nbytes),), data)
+    assert t.owner is data and not t.readonly
+    assert np.array_equal(np.asarray(t), data.reshape(2, 3)) and np.shares_memory(np.asarray(t), data)
+
+
 def test_errors_share_a_base():
     assert issubclass(UnsupportedError, HurrayError) and issubclass(UnsupportedError, ValueError)

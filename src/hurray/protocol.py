@@ -25,6 +25,8 @@ USED_CAPSULE_NAME = _protocol.USED_CAPSULE_NAME
 _export = _protocol.export
 _consume = _protocol.consume
 _CapsuleType = _protocol.CapsuleType
+_from_checked = Tensor._from_checked
+
 
 def to_capsule(tensor):
     """Export ``tensor`` as a ``"hurray_tensor"`` capsule (what ``Tensor.__hurray__`` returns).
@@ -66,7 +68,11 @@ def from_hurray(obj):
     descriptor = _descriptors.get(descriptor_bytes)
     if descriptor is None:
         descriptor = _decode(descriptor_bytes)
-    return _checked_tensor(descriptor, spans, holder)
+    # Not the public constructor: consume() has just proved, in C, that every
+    # byte the descriptor can reach lies inside these very spans
+    # (hurray_descriptor_check_buffers on the capsule's own list), and the
+    # spans are the list's own; the constructor would prove it again.
+    return _from_checked(descriptor, spans, holder)
 
 
 def _capsule_of(obj):
@@ -113,21 +119,3 @@ def _decode(descriptor_bytes):
     _descriptors[descriptor_bytes] = descriptor
     return descriptor
 
-
-def _checked_tensor(descriptor, spans, holder):
-    """The consumer's Tensor, without running check_buffers a second time.
-
-    consume() has just proved, in C, that every byte the descriptor can
-    reach lies inside these very spans (hurray_descriptor_check_buffers on
-    the capsule's own list), and the spans are the list's own; the public
-    constructor would rebuild a list and prove it again.
-    """
-    tensor = _new_tensor(Tensor)
-    tensor._descriptor = descriptor
-    tensor._buffers = spans
-    tensor._owner = holder
-    tensor._readonly = False
-    return tensor
-
-
-_new_tensor = object.__new__

@@ -5,6 +5,8 @@ strong reference to it. Spans are raw (address, nbytes) pairs, so the
 constructor always proves through ``hurray_descriptor_check_buffers`` that
 every byte the descriptor can reach lies inside them.
 """
+import importlib
+
 import numpy as np
 
 from . import _views
@@ -70,7 +72,9 @@ class Tensor:
     descriptor here, every time.
     """
 
-    __slots__ = ("_descriptor", "_buffers", "_owner", "_readonly", "__weakref__")
+    # _view: the values view's (array interface, dtype, quantized), made on
+    # first use; the descriptor and spans never change, so neither does it.
+    __slots__ = ("_descriptor", "_buffers", "_owner", "_readonly", "_view", "__weakref__")
 
     def __init__(self, descriptor, buffers, owner=None, *, readonly=False):
         if not isinstance(descriptor, Descriptor):
@@ -81,6 +85,24 @@ class Tensor:
         self._buffers = spans
         self._owner = owner
         self._readonly = bool(readonly)
+        self._view = None
+
+    @classmethod
+    def _from_checked(cls, descriptor, spans, owner, readonly=False):
+        """A Tensor over spans that hurray_descriptor_check_buffers has already accepted.
+
+        For consumers whose spans were proven in C against this very
+        descriptor (the native protocol checks a capsule's own buffer list):
+        `spans` must be the tuple of (address, nbytes) int pairs that was
+        checked. Nothing is checked again here.
+        """
+        self = object.__new__(cls)
+        self._descriptor = descriptor
+        self._buffers = spans
+        self._owner = owner
+        self._readonly = readonly
+        self._view = None
+        return self
 
     # ---- what it is ----------------------------------------------------
 
@@ -155,18 +177,27 @@ class Tensor:
             array.flags.writeable = False  # numpy ignores the flag for a NULL empty span
         return array
 
+    def _view_plan(self, purpose):
+        """(array interface, dtype, quantized) of the values view, made once."""
+        plan = self._view
+        if plan is None:
+            d = self._descriptor
+            if d.scheme == "ggml":
+                raise UnsupportedError(f"{purpose}: ggml {d.ggml_type} blocks: use Tensor.dequantize()")
+            if d.packing not in ("none", "padded"):
+                raise UnsupportedError(
+                    f"{purpose}: packed {d.bits}-bit {d.packing} elements: use Tensor.unpack() for a padded copy"
+                )
+            dt = _views.element_dtype(d.dtype, d.byte_order, purpose)
+            values = d._read_fields()["parts"]["values"]
+            interface = _views.strided_interface(self, values.buffer_index, values.byte_offset, dt, d.shape, d.strides)
+            plan = self._view = (interface, dt, d.scheme in ("affine", "microscaling"))
+        return plan
+
     def _stored_view(self, purpose):
         """The values part as a zero-copy ndarray, for packings numpy can address."""
-        d = self._descriptor
-        if d.scheme == "ggml":
-            raise UnsupportedError(f"{purpose}: ggml {d.ggml_type} blocks: use Tensor.dequantize()")
-        if d.packing not in ("none", "padded"):
-            raise UnsupportedError(
-                f"{purpose}: packed {d.bits}-bit {d.packing} elements: use Tensor.unpack() for a padded copy"
-            )
-        dt = _views.element_dtype(d.dtype, d.byte_order, purpose)
-        values = d._read_fields()["parts"]["values"]
-        return _views.strided(self, values.buffer_index, values.byte_offset, dt, d.shape, d.strides, purpose)
+        interface, dt, _ = self._view_plan(purpose)
+        return _views.view(self, interface, dt, purpose)
 
     def stored_values(self):
         """The stored values as a zero-copy array, without dequantizing.
@@ -177,15 +208,20 @@ class Tensor:
         return self._stored_view("Tensor.stored_values")
 
     def __array__(self, dtype=None, copy=None):
-        d = self._descriptor
-        if d.scheme == "affine" or d.scheme == "microscaling":
-            raise UnsupportedError(
-                f"np.asarray: {d.scheme} {d.granularity} quantization: use Tensor.dequantize()"
-            )
-        view = self._stored_view("np.asarray")
+        plan = self._view
+        if plan is None or plan[2]:
+            d = self._descriptor
+            if d.scheme == "affine" or d.scheme == "microscaling":
+                raise UnsupportedError(
+                    f"np.asarray: {d.scheme} {d.granularity} quantization: use Tensor.dequantize()"
+                )
+            plan = self._view_plan("np.asarray")
+        view = _views.view(self, plan[0], plan[1], "np.asarray")
         if dtype is not None and np.dtype(dtype) != view.dtype:
             if copy is False:
-                raise UnsupportedError(f"np.asarray: converting {d.dtype} to {np.dtype(dtype)} needs a copy")
+                raise UnsupportedError(
+                    f"np.asarray: converting {self._descriptor.dtype} to {np.dtype(dtype)} needs a copy"
+                )
             return view.astype(dtype)
         return view.copy() if copy else view
 
@@ -210,29 +246,38 @@ class Tensor:
 
     def dequantize(self):
         """The real values as a new float32 array."""
-        from .dequantize import dequantize
-
-        return dequantize(self)
+        return _dequantize(self)
 
     def to_gguf(self):
         """The GGML block bytes of a scheme-"ggml" tensor (see hurray.gguf)."""
-        from .gguf import to_gguf
-
-        return to_gguf(self)
+        return _to_gguf(self)
 
     def __hurray__(self):
         """A "hurray_tensor" capsule sharing this tensor's memory (see hurray.protocol)."""
-        from .protocol import to_capsule
-
-        return to_capsule(self)
+        return _to_capsule(self)
 
     def __dlpack__(self, *args, **kwargs):
-        from .dlpack import to_dlpack
-
-        return to_dlpack(self, *args, **kwargs)
+        return _to_dlpack(self, *args, **kwargs)
 
     def __dlpack_device__(self):
-        from .dlpack import dlpack_device
+        return _dlpack_device(self)
 
-        return dlpack_device(self)
 
+def _late(module, name):
+    """A stand-in for `module`.`name` that imports it on its first call and
+    puts it in its own place, so later calls cost no import. (Those modules
+    import this one, so they cannot be imported up front.)"""
+
+    def first_call(*args, **kwargs):
+        function = getattr(importlib.import_module(module, __package__), name)
+        globals()["_" + name] = function
+        return function(*args, **kwargs)
+
+    return first_call
+
+
+_dequantize = _late(".dequantize", "dequantize")
+_to_gguf = _late(".gguf", "to_gguf")
+_to_capsule = _late(".protocol", "to_capsule")
+_to_dlpack = _late(".dlpack", "to_dlpack")
+_dlpack_device = _late(".dlpack", "dlpack_device")
