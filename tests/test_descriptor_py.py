@@ -185,6 +185,19 @@ def test_close_frees_once_and_keeps_fields():
         e.handle
 
 
+def test_built_descriptors_encode_when_asked():
+    d = Descriptor.build("float32", (2, 3), (1, 2))
+    assert d._bytes is None  # validated, not yet encoded
+    closed = Descriptor.build("float32", (2, 3), (1, 2))
+    closed.close()  # the encoding is made before the handle goes
+    assert closed.encode() == d._encode_in_c()
+    assert d == closed and hash(d) == hash(closed) and d.encode() is d.encode()
+    assert pickle.loads(pickle.dumps(Descriptor.build("int8", (4,)))) == Descriptor.build("int8", (4,))
+    # Building still validates the whole descriptor at once.
+    with pytest.raises(InvalidDescriptorError, match="scale"):
+        Descriptor.build("int8", (4,), scheme="affine", granularity="per_tensor")
+
+
 def test_descriptors_are_collected():
     d = Descriptor.build("float32", (2,))
     ref = weakref.ref(d)

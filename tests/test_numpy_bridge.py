@@ -235,6 +235,27 @@ def test_bad_input_raises(bad, error):
         from_numpy(bad)
 
 
+def test_from_numpy_encodes_only_when_asked():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::-1]
+    t = from_numpy(a)
+    assert t.descriptor._bytes is None
+    assert t.descriptor.encode() == t.descriptor._encode_in_c()
+    assert hurray.Descriptor.decode(t.descriptor.encode()) == t.descriptor
+    back = hurray.from_hurray(from_numpy(a))  # the protocol asks for the bytes
+    assert np.array_equal(np.asarray(back), a)
+
+
+def test_from_numpy_spans_are_still_checked(monkeypatch):
+    from hurray import tensor as tensor_module
+
+    calls = []
+    real = tensor_module._check_spans
+    monkeypatch.setattr(tensor_module, "_check_spans", lambda d, spans: calls.append(spans) or real(d, spans))
+    a = np.zeros(3, np.int16)
+    from_numpy(a)
+    assert calls == [((a.ctypes.data, 6),)]
+
+
 def test_masked_arrays_are_refused():
     masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
     with pytest.raises(UnsupportedError, match="mask"):

@@ -118,13 +118,17 @@ class Descriptor:
         """Own the C descriptor `raw`; it is destroyed with the Descriptor (or now, on failure).
 
         `encoded` is the byte string `raw` was just decoded from, which by the
-        codec's contract is its one encoding; without it, encode is called,
-        which validates first: nothing invalid ever becomes a Descriptor.
+        codec's contract is its one encoding. Without it `raw` is validated
+        (nothing invalid ever becomes a Descriptor) and encoded only when
+        the bytes are first asked for: a tensor made by from_numpy often
+        never needs them.
         """
         self = object.__new__(cls)
         self._handle = ffi.gc(raw, _destroy)
         self._fields = None
-        self._bytes = encoded if encoded is not None else self._encode_in_c()
+        if encoded is None:
+            check(lib.hurray_descriptor_validate(raw))
+        self._bytes = encoded
         return self
 
     def _encode_in_c(self):
@@ -246,6 +250,7 @@ class Descriptor:
         if self._handle is None:
             return
         self._read_fields()
+        self.encode()
         handle, self._handle = self._handle, None
         ffi.release(handle)
 
@@ -258,22 +263,25 @@ class Descriptor:
     # ---- encoding and identity -----------------------------------------
 
     def encode(self):
-        """The canonical descriptor bytes."""
-        return self._bytes
+        """The canonical descriptor bytes (encoded on first use, then kept)."""
+        data = self._bytes
+        if data is None:
+            data = self._bytes = self._encode_in_c()
+        return data
 
     def __bytes__(self):
-        return self._bytes
+        return self.encode()
 
     def __eq__(self, other):
         if not isinstance(other, Descriptor):
             return NotImplemented
-        return self._bytes == other._bytes
+        return self.encode() == other.encode()
 
     def __hash__(self):
-        return hash(self._bytes)
+        return hash(self.encode())
 
     def __reduce__(self):
-        return (Descriptor.decode, (self._bytes,))
+        return (Descriptor.decode, (self.encode(),))
 
     # ---- fields --------------------------------------------------------
 

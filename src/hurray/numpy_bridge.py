@@ -87,4 +87,4 @@ def from_numpy(array):
     # The C default values part is (dtype, buffer 0, offset 0, row-major).
     parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)} if offset else {}
     desc = Descriptor._from_codes(code, array.shape, strides, order, packing, None, parts)
-    return Tensor(desc, (span,), owner=owner, readonly=not array.flags.writeable)
+    return Tensor._from_spans(desc, (span,), owner, not array.flags.writeable)

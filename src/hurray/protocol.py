@@ -44,7 +44,7 @@ def to_capsule(tensor):
             "cannot export a read-only tensor through __hurray__: the capsule cannot "
             "mark its memory read-only (C ABI 4 has no such flag); export a writable copy"
         )
-    return _export(tensor._descriptor._bytes, tensor._buffers, tensor)
+    return _export(tensor._descriptor.encode(), tensor._buffers, tensor)
 
 
 def from_hurray(obj):

@@ -88,6 +88,14 @@ class Tensor:
         self._view = None
 
     @classmethod
+    def _from_spans(cls, descriptor, spans, owner, readonly=False):
+        """A Tensor over spans this package built: a tuple of (address, nbytes)
+        int pairs, each below 2**64. They are checked against the descriptor
+        in C, as always; only the normalization of user input is skipped."""
+        _check_spans(descriptor, spans)
+        return cls._from_checked(descriptor, spans, owner, readonly)
+
+    @classmethod
     def _from_checked(cls, descriptor, spans, owner, readonly=False):
         """A Tensor over spans that hurray_descriptor_check_buffers has already accepted.
 
