@@ -1,6 +1,5 @@
 """Property tests: generated descriptors round-trip; no byte string crashes decode."""
 import pickle
-import struct
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +9,8 @@ from hypothesis.extra import numpy as hnp
 from hurray import Descriptor, Part, dtypes, from_numpy, packing
 from hurray._ffi import lib
 from hurray.errors import HurrayError
+
+from support.spec_encoding import row_major, spec_bytes
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,14 +30,6 @@ ENUMS = {
     "granularity": {"none": 0, "per_tensor": 1, "per_axis": 2, "per_block": 3},
     "layout": {"row_major": 0, "swizzled_128x4": 1},
 }
-
-
-def row_major(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def packings_for(name):
@@ -125,19 +118,17 @@ def descriptors(draw):
 
 
 def spec_encoding(kw):
+    """The spec's encoding of build() keyword arguments (names turned into codes)."""
     parts = sorted(kw["parts"].items(), key=lambda item: ROLE_CODE[item[0]])
-    rank = len(kw["shape"])
-    out = b"HRYD" + struct.pack(
-        "<HHBBBBBBHIIQ", 1, 32 + 16 * rank + 16 * len(parts), rank, ENUMS["byte_order"][kw["byte_order"]],
-        ENUMS["packing"][kw["packing"]], ENUMS["scheme"][kw["scheme"]], ENUMS["granularity"][kw["granularity"]],
-        len(parts), 0, kw["axis"], 0 if kw["ggml_type"] is None else getattr(lib, "HURRAY_GGML_" + kw["ggml_type"].upper()),
-        kw["block_size"],
+    return spec_bytes(
+        CODE[kw["dtype"]], kw["shape"], kw["strides"],
+        byte_order=ENUMS["byte_order"][kw["byte_order"]], packing=ENUMS["packing"][kw["packing"]],
+        scheme=ENUMS["scheme"][kw["scheme"]], granularity=ENUMS["granularity"][kw["granularity"]],
+        axis=kw["axis"], block_size=kw["block_size"],
+        ggml_type=0 if kw["ggml_type"] is None else getattr(lib, "HURRAY_GGML_" + kw["ggml_type"].upper()),
+        parts=[(ROLE_CODE[role], CODE[p.dtype], ENUMS["layout"][p.layout], p.buffer_index, p.byte_offset)
+               for role, p in parts],
     )
-    out += struct.pack(f"<{rank}Q", *kw["shape"]) + struct.pack(f"<{rank}q", *kw["strides"])
-    for role, p in parts:
-        out += struct.pack("<BBBBIQ", ROLE_CODE[role], CODE[p.dtype], ENUMS["layout"][p.layout], 0,
-                           p.buffer_index, p.byte_offset)
-    return out
 
 
 @SETTINGS
@@ -208,33 +199,28 @@ def near_valid_bytes(draw):
     rank = draw(st.integers(0, 4))
     roles = sorted(field(st.sets(st.integers(1, 4), min_size=1, max_size=4).map(lambda r: r | {1}),
                          st.sets(st.integers(0, 6), min_size=1, max_size=4)))
-    total = 32 + 16 * rank + 16 * len(roles)
-    header = b"HRYD" + struct.pack(
-        "<HHBBBBBBHIIQ", 1, total, rank,
-        field(st.integers(0, 1), st.integers(0, 255)),
-        field(st.integers(0, 3), st.integers(0, 255)),
-        field(st.integers(0, 3), st.integers(0, 255)),
-        field(st.integers(0, 3), st.integers(0, 255)),
-        len(roles),
-        field(st.just(0), st.integers(0, 65535)),
-        field(st.integers(0, max(rank - 1, 0)), st.integers(0, (1 << 32) - 1)),
-        field(st.sampled_from([0, 0, 0, 2, 3, 6, 7, 8, 12, 14, 39]), st.integers(0, (1 << 32) - 1)),
-        field(st.sampled_from([0, 0, 0, 1, 2, 16, 32]), st.integers(0, (1 << 64) - 1)),
+    header = dict(
+        byte_order=field(st.integers(0, 1), st.integers(0, 255)),
+        packing=field(st.integers(0, 3), st.integers(0, 255)),
+        scheme=field(st.integers(0, 3), st.integers(0, 255)),
+        granularity=field(st.integers(0, 3), st.integers(0, 255)),
+        reserved=field(st.just(0), st.integers(0, 65535)),
+        axis=field(st.integers(0, max(rank - 1, 0)), st.integers(0, (1 << 32) - 1)),
+        ggml_type=field(st.sampled_from([0, 0, 0, 2, 3, 6, 7, 8, 12, 14, 39]), st.integers(0, (1 << 32) - 1)),
+        block_size=field(st.sampled_from([0, 0, 0, 1, 2, 16, 32]), st.integers(0, (1 << 64) - 1)),
     )
     shape = [field(st.sampled_from([0, 1, 2, 3, 16, 32, 64, 256]), st.integers(0, (1 << 64) - 1))
              for _ in range(rank)]
     strides = [field(st.integers(-64, 64), st.integers(-(1 << 63), (1 << 63) - 1)) for _ in range(rank)]
-    body = struct.pack(f"<{rank}Q", *shape) + struct.pack(f"<{rank}q", *strides)
+    parts = []
     for role in roles:
-        body += struct.pack(
-            "<BBBBIQ", role,
-            field(st.integers(1, 34), st.integers(0, 255)),
-            field(st.integers(0, 1), st.integers(0, 255)),
-            field(st.just(0), st.integers(0, 255)),
-            field(st.integers(0, len(roles) - 1), st.integers(0, (1 << 32) - 1)),
-            field(st.integers(0, 4096), st.integers(0, (1 << 64) - 1)),
-        )
-    return header + body
+        dtype = field(st.integers(1, 34), st.integers(0, 255))
+        layout = field(st.integers(0, 1), st.integers(0, 255))
+        reserved = field(st.just(0), st.integers(0, 255))
+        buffer_index = field(st.integers(0, len(roles) - 1), st.integers(0, (1 << 32) - 1))
+        byte_offset = field(st.integers(0, 4096), st.integers(0, (1 << 64) - 1))
+        parts.append((role, dtype, layout, buffer_index, byte_offset, reserved))
+    return spec_bytes(None, shape, strides, parts=parts, **header)
 
 
 @SETTINGS

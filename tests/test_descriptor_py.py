@@ -1,7 +1,6 @@
 """hurray.Descriptor: building, decoding, encoding, fields, identity and errors."""
 import gc
 import pickle
-import struct
 import sys
 import weakref
 
@@ -21,36 +20,7 @@ from hurray.errors import (
     UnsupportedError,
 )
 
-
-def spec_bytes(dtype, shape, strides, *, byte_order=0, packing=0, scheme=0, granularity=0,
-               axis=0, ggml_type=0, block_size=0, parts=None):
-    """The encoding written straight from docs/impl/descriptor-encoding.md."""
-    parts = parts or [(1, dtype, 0, 0, 0)]  # (role, dtype, layout, buffer, offset)
-    rank = len(shape)
-    total = 32 + 16 * rank + 16 * len(parts)
-    out = b"HRYD" + struct.pack("<HHBBBBBBHIIQ", 1, total, rank, byte_order, packing, scheme,
-                                granularity, len(parts), 0, axis, ggml_type, block_size)
-    out += struct.pack(f"<{rank}Q", *shape) + struct.pack(f"<{rank}q", *strides)
-    for role, part_dtype, layout, buffer_index, offset in parts:
-        out += struct.pack("<BBBBIQ", role, part_dtype, layout, 0, buffer_index, offset)
-    assert len(out) == total
-    return out
-
-
-def test_build_defaults_and_fields():
-    d = Descriptor.build("float32", (2, 3))
-    assert d.dtype == "float32"
-    assert d.dtype_code == lib.HURRAY_DTYPE_FLOAT32
-    assert d.shape == (2, 3)
-    assert d.strides == (3, 1)
-    assert d.ndim == 2 and d.size == 6 and d.bits == 32
-    assert d.byte_order == "little"
-    assert d.packing == "none"
-    assert d.scheme == "none" and d.granularity == "none"
-    assert d.axis == 0 and d.block_size == 0 and d.ggml_type is None
-    assert d.parts == {"values": Part("float32", 0, 0, "row_major")}
-    assert d.byte_offset == 0
-    assert d.buffer_count == 1
+from support.spec_encoding import spec_bytes
 
 
 _FOREIGN = ">" if sys.byteorder == "little" else "<"

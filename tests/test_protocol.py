@@ -30,6 +30,8 @@ from hurray.errors import (
 )
 from hurray.protocol import from_hurray
 
+from support.spec_encoding import row_major, spec_bytes
+
 ABI = 4
 MAGIC = 0x48525443  # HURRAY_TENSOR_CONTEXT_MAGIC
 FLOAT32 = 17
@@ -43,27 +45,15 @@ def descriptor_bytes(shape, dtype=FLOAT32, strides=None, buffers=1):
 
     buffers > 1 adds affine scale / zero point parts in further buffers, so
     that the descriptor's buffer count is `buffers`."""
-    rank = len(shape)
-    if strides is None:
-        strides, step = [], 1
-        for n in reversed(shape):
-            strides.insert(0, step)
-            step *= max(n, 1)
-    parts = [(1, dtype, 0)]
+    parts = [(1, dtype, 0, 0, 0)]
     scheme = granularity = 0
     if buffers > 1:
         scheme, granularity = 1, 1  # affine per tensor
-        parts.append((2, FLOAT32, 1))
+        parts.append((2, FLOAT32, 0, 1, 0))
         if buffers > 2:
-            parts.append((3, dtype, 2))
-    total = 32 + 16 * rank + 16 * len(parts)
-    out = b"HRYD" + struct.pack("<HHBBBBBBHIIQ", 1, total, rank, 0, 0, scheme, granularity,
-                                len(parts), 0, 0, 0, 0)
-    out += b"".join(struct.pack("<Q", n) for n in shape)
-    out += b"".join(struct.pack("<q", s) for s in strides)
-    out += b"".join(struct.pack("<BBBBIQ", role, dt, 0, 0, index, 0) for role, dt, index in parts)
-    assert len(out) == total
-    return out
+            parts.append((3, dtype, 0, 2, 0))
+    return spec_bytes(dtype, shape, row_major(shape) if strides is None else strides,
+                      scheme=scheme, granularity=granularity, parts=parts)
 
 
 class Owner:

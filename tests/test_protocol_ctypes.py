@@ -17,6 +17,8 @@ import pytest
 
 import hurray
 
+from support.spec_encoding import spec_bytes
+
 # ABI facts, from hurray.h (stable for C ABI 4).
 HURRAY_OK = 0
 HURRAY_C_ABI_VERSION = 4
@@ -249,8 +251,7 @@ class ForeignProducer:
 
 
 def int16_vector_descriptor(n):
-    header = b"HRYD" + struct.pack("<HHBBBBBBHIIQ", 1, 64, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0)
-    return header + struct.pack("<Qq", n, 1) + struct.pack("<BBBBIQ", 1, HURRAY_DTYPE_INT16, 0, 0, 0, 0)
+    return spec_bytes(HURRAY_DTYPE_INT16, (n,), (1,))
 
 
 def test_hurray_python_consumes_a_c_abi_producer(lib, api):
