@@ -34,6 +34,12 @@ from support.spec_encoding import row_major, spec_bytes
 
 ABI = 4
 MAGIC = 0x48525443  # HURRAY_TENSOR_CONTEXT_MAGIC
+
+# The Python C API on a private handle: ctypes.pythonapi's function objects
+# are shared by every module, so restypes set there leak between tests.
+_api = ctypes.PyDLL(None)
+_api.PyCapsule_GetName.restype = ctypes.c_char_p
+_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
 FLOAT32 = 17
 UINT8 = 6
 
@@ -84,10 +90,7 @@ def released_since(before):
 
 
 def capsule_name(capsule):
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype = ctypes.c_char_p
-    get_name.argtypes = [ctypes.py_object]
-    return get_name(capsule).decode()
+    return _api.PyCapsule_GetName(capsule).decode()
 
 
 # ---- the happy path -------------------------------------------------------
@@ -392,7 +395,6 @@ def test_export_refuses_bad_spans_without_leaking():
 
 # ---- forged capsules (made with ctypes, as a foreign producer might) -----
 
-_api = ctypes.pythonapi
 _api.PyCapsule_New.restype = ctypes.py_object
 _api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _api.PyCapsule_SetContext.restype = ctypes.c_int

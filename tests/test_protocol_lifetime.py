@@ -215,7 +215,7 @@ def native_helper(tmp_path_factory):
 
 
 def test_owner_released_on_a_native_thread(native_helper):
-    api = ctypes.pythonapi
+    api = ctypes.PyDLL(None)  # private: ctypes.pythonapi's restypes are shared by every module
     api.PyCapsule_GetPointer.restype = ctypes.c_void_p
     api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     api.PyCapsule_GetContext.restype = ctypes.c_void_p

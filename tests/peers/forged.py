@@ -30,7 +30,7 @@ PROT_NONE = 0  # <sys/mman.h>; the mmap module does not export it
 HEADERS = {"version_3": (MAGIC, 3), "version_5": (MAGIC, 5), "no_magic": (0, 4), "dead_magic": (DEAD, 4)}
 assert set(HEADERS) == {forged_id for forged_id, _, _ in matrix.FORGED}
 
-_api = ctypes.pythonapi
+_api = ctypes.PyDLL(None)  # private: ctypes.pythonapi's function objects are shared by every module
 _NAME = ctypes.create_string_buffer(b"hurray_tensor")
 _new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(("PyCapsule_New", _api))
 _set_context = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)(("PyCapsule_SetContext", _api))

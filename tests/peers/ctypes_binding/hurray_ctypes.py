@@ -3,7 +3,8 @@
 This is what a Go (cgo) or Julia (ccall) binding of Hurray would be: it loads
 libhurray by path, declares the C functions it calls, copies the constants it
 needs from hurray.h, and speaks the "hurray_tensor" capsule protocol with
-nothing but the C ABI and the Python C API (through ``ctypes.pythonapi``).
+nothing but the C ABI and the Python C API (through ctypes, on a handle of
+its own rather than the shared ``ctypes.pythonapi``).
 It never imports the ``hurray`` package, nor numpy.
 
 Producing: ``Binding.produce(...)`` copies the caller's bytes into memory the
@@ -79,8 +80,13 @@ class HurrayCtypesError(Exception):
 
 # ---- the Python C API, called with the GIL held -------------------------
 
+# Not ctypes.pythonapi: its function objects are shared by every module in
+# the process, and a binding must not depend on what others set on them.
+_PYTHON = ctypes.PyDLL(None)
+
+
 def _api(name, restype, *argtypes):
-    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _PYTHON))
 
 
 _py = ctypes.py_object
