@@ -12,7 +12,6 @@ import hurray
 from hurray import Descriptor, Part
 from hurray._ffi import lib
 from hurray.errors import (
-    BufferTooSmallError,
     HurrayError,
     HurrayOverflowError,
     InvalidArgumentError,
@@ -268,4 +267,18 @@ def test_decode_refuses_non_bytes():
 
 def test_the_package_exports():
     assert hurray.Descriptor is Descriptor and hurray.Part is Part
-    assert issubclass(BufferTooSmallError, HurrayError)
+    assert hurray.Descriptor.build("int8", (2,)) == Descriptor.decode(spec_bytes(lib.HURRAY_DTYPE_INT8, (2,), (1,)))
+
+
+def test_errors_carry_the_c_status_and_message():
+    cases = [
+        (lambda: Descriptor.decode(b"HRYD"), InvalidDescriptorError, lib.HURRAY_ERROR_INVALID_DESCRIPTOR, "truncated"),
+        (lambda: Descriptor.decode(spec_bytes(99, (2,), (1,))), UnsupportedError, lib.HURRAY_ERROR_UNSUPPORTED, "99"),
+        (lambda: Descriptor.build("int8", [1] * 65), InvalidArgumentError, lib.HURRAY_ERROR_INVALID_ARGUMENT,
+         "HURRAY_MAX_RANK"),
+    ]
+    for call, cls, status, words in cases:
+        with pytest.raises(cls) as info:
+            call()
+        assert isinstance(info.value, HurrayError) and info.value.status == status
+        assert str(info.value).startswith(cls.status_name + ": ") and words in str(info.value)

@@ -513,6 +513,9 @@ static void test_fake_contexts(void)
     CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, &len),
                HURRAY_ERROR_NOT_A_CONTEXT, "not a HurrayTensorContext");
     CHECK(bytes == SENTINEL_PTR && len == SENTINEL_U64);
+    /* A failure of some other function, only to replace the thread's
+     * message: destroy returns nothing, so the message it must leave is the
+     * one sign of its refusal, and it must not be a stale one. */
     CHECK_FAIL(hurray_buffer_list_get(NULL, 0, NULL), HURRAY_ERROR_NULL_ARGUMENT, "list");
     hurray_tensor_context_destroy(&ctx); /* refused: left alone, message set */
     CHECK(ctx == (HurrayTensorContext *)(void *)raw);
@@ -534,6 +537,7 @@ static void test_fake_contexts(void)
         CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, &len),
                    HURRAY_ERROR_ABI_VERSION, "ABI version");
         CHECK(bytes == SENTINEL_PTR && len == SENTINEL_U64);
+        /* Reset the message, as above, so destroy's own message is checked. */
         CHECK_FAIL(hurray_buffer_list_get(NULL, 0, NULL), HURRAY_ERROR_NULL_ARGUMENT, "list");
         hurray_tensor_context_destroy(&ctx);
         CHECK(ctx == (HurrayTensorContext *)(void *)raw);
