@@ -25,7 +25,7 @@ freed; the capsule name strings live as long as this module.
 import ctypes
 import itertools
 import threading
-from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_int64, c_uint8, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_int, c_int64, c_uint8, c_uint32, c_uint64, c_void_p
 
 # ---- constants of hurray.h, version 4 (as a binding generator would copy them)
 
