@@ -21,20 +21,6 @@ uint64_t hurray__descriptor_encoded_len(const HurrayDescriptor *desc)
            (uint64_t)HURRAY__DESCRIPTOR_PART_LEN * hurray__descriptor_part_count(desc);
 }
 
-HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
-{
-    /* rank <= 64: the size cannot overflow. */
-    HurrayDescriptor *desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);
-    if (desc == NULL) {
-        return NULL;
-    }
-    desc->rank = rank;
-    desc->shape = desc->storage;
-    /* int64_t and uint64_t may alias each other (C11 6.5p7). */
-    desc->strides = (int64_t *)(desc->storage + rank);
-    return desc;
-}
-
 /* Default packing: none for whole bytes; packed at their own width where
  * that is allowed (1, 2, 4 bits); one per byte otherwise (fp6). */
 static uint32_t default_packing(uint32_t bits)
@@ -88,12 +74,12 @@ HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t
         return status;
     }
     desc->byte_order = HURRAY_BYTE_ORDER_LITTLE;
-    desc->packing = default_packing(bits);
+    desc->packing = (uint8_t)default_packing(bits);
     desc->scheme = HURRAY_SCHEME_NONE;
     desc->granularity = HURRAY_GRANULARITY_NONE;
-    desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
+    desc->part_mask = (uint8_t)HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
     desc->parts[HURRAY_ROLE_VALUES - 1] = (HurrayDescriptorPart){
-        .dtype = dtype, .layout = HURRAY_PART_LAYOUT_ROW_MAJOR, .buffer_index = 0, .byte_offset = 0};
+        .dtype = (uint8_t)dtype, .layout = HURRAY_PART_LAYOUT_ROW_MAJOR, .buffer_index = 0, .byte_offset = 0};
     *out = desc;
     return HURRAY_OK;
 }
@@ -140,7 +126,7 @@ HurrayStatus hurray_descriptor_set_byte_order(HurrayDescriptor *desc, uint32_t b
                             "hurray_descriptor_set_byte_order: byte order %u is unknown",
                             (unsigned)byte_order);
     }
-    desc->byte_order = byte_order;
+    desc->byte_order = (uint8_t)byte_order;
     return HURRAY_OK;
 }
 
@@ -155,7 +141,7 @@ HurrayStatus hurray_descriptor_set_packing(HurrayDescriptor *desc, uint32_t pack
                             "hurray_descriptor_set_packing: packing %u is unknown",
                             (unsigned)packing);
     }
-    desc->packing = packing;
+    desc->packing = (uint8_t)packing;
     return HURRAY_OK;
 }
 
@@ -182,8 +168,8 @@ HurrayStatus hurray_descriptor_set_quantization(HurrayDescriptor *desc, uint32_t
                             "hurray_descriptor_set_quantization: ggml type %u is unknown",
                             (unsigned)ggml_type);
     }
-    desc->scheme = scheme;
-    desc->granularity = granularity;
+    desc->scheme = (uint8_t)scheme;
+    desc->granularity = (uint8_t)granularity;
     desc->axis = axis;
     desc->block_size = block_size;
     desc->ggml_type = ggml_type;
@@ -211,9 +197,9 @@ HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, u
                             "hurray_descriptor_set_part: part %s: layout %u is unknown",
                             hurray__role_name(role), (unsigned)layout);
     }
-    desc->part_mask |= HURRAY__ROLE_BIT(role);
+    desc->part_mask |= (uint8_t)HURRAY__ROLE_BIT(role);
     desc->parts[role - 1] = (HurrayDescriptorPart){
-        .dtype = dtype, .layout = layout, .buffer_index = buffer_index, .byte_offset = byte_offset};
+        .dtype = (uint8_t)dtype, .layout = (uint8_t)layout, .buffer_index = buffer_index, .byte_offset = byte_offset};
     return HURRAY_OK;
 }
 

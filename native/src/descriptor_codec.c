@@ -67,17 +67,6 @@ static uint16_t get16(const uint8_t *p) { return (uint16_t)get_le(p, 2); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)get_le(p, 4); }
 static uint64_t get64(const uint8_t *p) { return get_le(p, 8); }
 
-/* Two's complement without relying on implementation-defined conversion. */
-static uint64_t from_signed(int64_t v)
-{
-    return v < 0 ? ~(uint64_t)(-(v + 1)) : (uint64_t)v;
-}
-
-static int64_t to_signed(uint64_t u)
-{
-    return u <= INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
-}
-
 /* Size query: with out == NULL and capacity == 0, *out_len receives the
  * size and the call succeeds. With a non-NULL out whose capacity is too
  * small, *out_len receives the size and the call fails with
@@ -129,11 +118,9 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out
     put32(out + 20, desc->ggml_type);
     put64(out + 24, desc->block_size);
     uint8_t *p = out + HURRAY__DESCRIPTOR_HEADER_LEN;
-    for (uint32_t k = 0; k < desc->rank; k++, p += 8) {
-        put64(p, desc->shape[k]);
-    }
-    for (uint32_t k = 0; k < desc->rank; k++, p += 8) {
-        put64(p, from_signed(desc->strides[k]));
+    /* The shape then the strides, as in storage (see read_fields). */
+    for (uint32_t i = 0; i < 2u * desc->rank; i++, p += 8) {
+        put64(p, desc->storage[i]);
     }
     for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
         uint32_t role = hurray__role_of_bit(parts);
@@ -156,21 +143,10 @@ static HurrayStatus refuse(const char *what)
     return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR, "descriptor: %s", what);
 }
 
-HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, HurrayDescriptor **out)
+/* Magic, version and total length: what must hold before any other field
+ * means anything. len is at least the header's length. */
+static HurrayStatus check_frame(const uint8_t *bytes, uint64_t len)
 {
-    if (out == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_decode: out is NULL");
-    }
-    if (bytes == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_decode: bytes is NULL");
-    }
-    /* Everything about the size is settled before anything past the
-     * header is read. */
-    if (len < HURRAY__DESCRIPTOR_HEADER_LEN) {
-        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
-                            "descriptor: truncated: %" PRIu64 " bytes, the header alone takes %u",
-                            len, HURRAY__DESCRIPTOR_HEADER_LEN);
-    }
     if (memcmp(bytes, magic, sizeof magic) != 0) {
         return refuse("magic: the first 4 bytes are not \"HRYD\"");
     }
@@ -186,6 +162,13 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
                             "descriptor: total length: the field says %u bytes, the input holds %" PRIu64,
                             (unsigned)total, len);
     }
+    return HURRAY_OK;
+}
+
+/* Rank and part count within bounds, and together exactly the input's
+ * length; the reserved header bytes zero. */
+static HurrayStatus check_sizes(const uint8_t *bytes, uint64_t len)
+{
     uint32_t rank = bytes[8];
     uint32_t part_count = bytes[13];
     if (rank > HURRAY_MAX_RANK) {
@@ -208,13 +191,17 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
     if (bytes[14] != 0 || bytes[15] != 0) {
         return refuse("reserved header bytes 14-15 are not zero");
     }
-    /* Roles and reserved part bytes are checked before allocating, so the
-     * common refusals cost no malloc/free. */
-    const uint8_t *parts = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    return HURRAY_OK;
+}
+
+/* The parts, in encoding order: each role known and greater than the one
+ * before (so none twice), its reserved byte zero. Sets part_mask and the
+ * parts it names; no other part is written. */
+static HurrayStatus read_parts(HurrayDescriptor *desc, const uint8_t *p, uint32_t part_count)
+{
     uint32_t previous_role = 0;
-    uint32_t part_mask = 0;
-    for (uint32_t i = 0; i < part_count; i++) {
-        const uint8_t *p = parts + HURRAY__DESCRIPTOR_PART_LEN * i;
+    uint32_t mask = 0;
+    for (uint32_t i = 0; i < part_count; i++, p += HURRAY__DESCRIPTOR_PART_LEN) {
         uint32_t role = p[0];
         if (role < HURRAY_ROLE_VALUES || role > HURRAY_ROLE_GLOBAL_SCALE) {
             return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %u: role %u is unknown",
@@ -233,13 +220,19 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
                                 hurray__role_name(role));
         }
         previous_role = role;
-        part_mask |= HURRAY__ROLE_BIT(role);
+        mask |= HURRAY__ROLE_BIT(role);
+        desc->parts[role - 1] = (HurrayDescriptorPart){
+            .dtype = p[1], .layout = p[2], .buffer_index = get32(p + 4), .byte_offset = get64(p + 8)};
     }
+    desc->part_mask = (uint8_t)mask;
+    return HURRAY_OK;
+}
 
-    HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
-    if (desc == NULL) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_descriptor_decode: out of memory");
-    }
+/* The header's fields and the dimensions, from bytes whose sizes are
+ * settled. Their values are judged afterwards, by hurray__descriptor_check. */
+static void read_fields(HurrayDescriptor *desc, const uint8_t *bytes)
+{
+    uint32_t rank = desc->rank;
     desc->byte_order = bytes[9];
     desc->packing = bytes[10];
     desc->scheme = bytes[11];
@@ -247,19 +240,53 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
     desc->axis = get32(bytes + 16);
     desc->ggml_type = get32(bytes + 20);
     desc->block_size = get64(bytes + 24);
+    /* A stride's bits read as uint64_t are its int64_t value: exact-width
+     * types are two's complement, and may alias each other. */
     const uint8_t *dims = bytes + HURRAY__DESCRIPTOR_HEADER_LEN;
+    uint64_t *strides = (uint64_t *)desc->strides;
     for (uint32_t k = 0; k < rank; k++) {
         desc->shape[k] = get64(dims + 8 * k);
-        desc->strides[k] = to_signed(get64(dims + 8 * (rank + k)));
+        strides[k] = get64(dims + 8 * (rank + k));
     }
-    /* Only the parts the mask names are written (and ever read). */
-    desc->part_mask = part_mask;
-    for (uint32_t i = 0; i < part_count; i++) {
-        const uint8_t *p = parts + HURRAY__DESCRIPTOR_PART_LEN * i;
-        desc->parts[p[0] - 1] = (HurrayDescriptorPart){
-            .dtype = p[1], .layout = p[2], .buffer_index = get32(p + 4), .byte_offset = get64(p + 8)};
+}
+
+#define TRY(expr)                                  \
+    do {                                           \
+        HurrayStatus try_status_ = (expr);         \
+        if (try_status_ != HURRAY_OK) {            \
+            return try_status_;                    \
+        }                                          \
+    } while (0)
+
+HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, HurrayDescriptor **out)
+{
+    if (out == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_decode: out is NULL");
     }
-    HurrayStatus status = hurray__descriptor_check(desc);
+    if (bytes == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_decode: bytes is NULL");
+    }
+    /* Everything about the size is settled before anything past the
+     * header is read. */
+    if (len < HURRAY__DESCRIPTOR_HEADER_LEN) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                            "descriptor: truncated: %" PRIu64 " bytes, the header alone takes %u",
+                            len, HURRAY__DESCRIPTOR_HEADER_LEN);
+    }
+    TRY(check_frame(bytes, len));
+    TRY(check_sizes(bytes, len));
+    uint32_t rank = bytes[8];
+    HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
+    if (desc == NULL) {
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_descriptor_decode: out of memory");
+    }
+    /* The roles before the other fields, as the spec orders the checks. */
+    HurrayStatus status = read_parts(
+        desc, bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank, bytes[13]);
+    if (status == HURRAY_OK) {
+        read_fields(desc, bytes);
+        status = hurray__descriptor_check(desc);
+    }
     if (status != HURRAY_OK) {
         free(desc);
         return status;

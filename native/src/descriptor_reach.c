@@ -58,79 +58,91 @@ static uint64_t bits_to_bytes(uint64_t bits)
     return bits / 8 + (bits % 8 != 0);
 }
 
-static uint64_t magnitude(int64_t value)
-{
-    /* -(INT64_MIN) does not exist as int64_t; step around it. */
-    return value < 0 ? (uint64_t)(-(value + 1)) + 1 : (uint64_t)value;
-}
-
-/* The values part of a strided tensor with count > 0 elements: the lowest
- * and highest element it can touch, as a bounding span (as numpy does). */
-static HurrayStatus values_reach(const HurrayDescriptor *desc, uint64_t *out_before,
-                                 uint64_t *out_after)
+/* The values part of a strided tensor with elements: its span, from the
+ * shape walk, in bits of storage width. */
+static inline HurrayStatus values_reach(const HurrayDescriptor *desc,
+                                        const HurrayShapeFacts *shape, uint64_t *out_before,
+                                        uint64_t *out_after)
 {
     const HurrayDescriptorPart *values = &desc->parts[HURRAY_ROLE_VALUES - 1];
     uint64_t width = desc->packing == HURRAY_PACKING_PADDED ? 8 : hurray__dtype_bits(values->dtype);
-    /* Every step is non-negative, so the sum of all of them overflows
-     * exactly when the backward or forward sum, or the two together, would:
-     * one checked sum covers all three. */
-    uint64_t span = 0;     /* elements between the lowest and the highest */
-    uint64_t backward = 0; /* those below the first, via negative strides */
-    for (uint32_t k = 0; k < desc->rank; k++) {
-        uint64_t step;
-        if (__builtin_mul_overflow(magnitude(desc->strides[k]), desc->shape[k] - 1, &step) ||
-            __builtin_add_overflow(span, step, &span)) {
-            return fail_reach(HURRAY_ROLE_VALUES);
-        }
-        backward += desc->strides[k] < 0 ? step : 0; /* at most span */
-    }
     uint64_t span_bits;
-    if (__builtin_add_overflow(span, 1, &span) ||
-        __builtin_mul_overflow(span, width, &span_bits) || span_bits > INT64_MAX) {
+    if (shape->span_overflows || __builtin_mul_overflow(shape->span, width, &span_bits) ||
+        span_bits > INT64_MAX) {
         return fail_reach(HURRAY_ROLE_VALUES);
     }
     /* Both below fit: each is at most span_bits. */
-    uint64_t forward = span - 1 - backward;
-    *out_before = bits_to_bytes(backward * width);
+    uint64_t forward = shape->span - 1 - shape->backward;
+    *out_before = bits_to_bytes(shape->backward * width);
     *out_after = bits_to_bytes((forward + 1) * width);
     return HURRAY_OK;
 }
 
-/* How many elements a parameter part holds. */
-static HurrayStatus parameter_count(const HurrayDescriptor *desc, uint32_t role,
-                                    uint64_t element_count, uint64_t *out)
+/* count units of unit_bytes each, back to back from the byte offset; the
+ * reach in bits, eight times the bytes, must fit 63 bits. */
+static inline HurrayStatus packed_reach(uint32_t role, uint64_t count, uint64_t unit_bytes,
+                                        uint64_t *out_after)
+{
+    uint64_t bytes;
+    if (__builtin_mul_overflow(count, unit_bytes, &bytes) || bytes > INT64_MAX / 8) {
+        return fail_reach(role);
+    }
+    *out_after = bytes;
+    return HURRAY_OK;
+}
+
+/* GGML values: whole blocks back to back; the last dimension is a multiple
+ * of the block's element count, so the division is exact. */
+static HurrayStatus ggml_reach(const HurrayDescriptor *desc, uint64_t element_count,
+                               uint64_t *out_after)
+{
+    uint64_t block_elements = 0, block_bytes = 0;
+    if (!hurray__ggml_block(desc->ggml_type, &block_elements, &block_bytes)) {
+        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
+                            "descriptor: ggml type: %u is not a block format",
+                            (unsigned)desc->ggml_type);
+    }
+    return packed_reach(HURRAY_ROLE_VALUES, element_count / block_elements, block_bytes, out_after);
+}
+
+/* A scale matrix of rows x cols padded to whole 128 x 4 tiles (layout
+ * swizzled_128x4, which validation allows only with rank 2, axis 1 and
+ * per-block granularity). */
+static HurrayStatus swizzled_count(const HurrayDescriptor *desc, uint32_t role, uint64_t *out)
+{
+    uint64_t rows = desc->shape[0];
+    uint64_t cols = desc->shape[1] / desc->block_size;
+    uint64_t padded_rows, padded_cols;
+    if (__builtin_add_overflow(rows, (128 - rows % 128) % 128, &padded_rows) ||
+        __builtin_add_overflow(cols, (4 - cols % 4) % 4, &padded_cols) ||
+        __builtin_mul_overflow(padded_rows, padded_cols, out)) {
+        return fail_reach(role);
+    }
+    return HURRAY_OK;
+}
+
+/* A parameter part (scale, zero point, global scale): row-major and
+ * contiguous, one element per tensor, per index of the axis, or per block. */
+static inline HurrayStatus parameter_reach(const HurrayDescriptor *desc, uint32_t role,
+                                           uint64_t element_count, uint64_t *out_after)
 {
     const HurrayDescriptorPart *part = &desc->parts[role - 1];
-    if (role == HURRAY_ROLE_GLOBAL_SCALE) {
-        *out = 1;
-        return HURRAY_OK;
-    }
-    switch (desc->granularity) {
-    case HURRAY_GRANULARITY_PER_AXIS:
-        *out = desc->shape[desc->axis];
-        return HURRAY_OK;
-    case HURRAY_GRANULARITY_PER_BLOCK:
-        if (part->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
-            /* rank 2, axis 1: a rows x cols scale matrix padded to whole
-             * 128 x 4 tiles. */
-            uint64_t rows = desc->shape[0];
-            uint64_t cols = desc->shape[1] / desc->block_size;
-            uint64_t padded_rows, padded_cols;
-            if (__builtin_add_overflow(rows, (128 - rows % 128) % 128, &padded_rows) ||
-                __builtin_add_overflow(cols, (4 - cols % 4) % 4, &padded_cols) ||
-                __builtin_mul_overflow(padded_rows, padded_cols, out)) {
-                return fail_reach(role);
-            }
-            return HURRAY_OK;
+    uint64_t count = 1; /* per tensor, and the global scale */
+    if (part->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
+        HurrayStatus status = swizzled_count(desc, role, &count);
+        if (status != HURRAY_OK) {
+            return status;
         }
-        /* block_size divides shape[axis], so this is the product of the
-         * shape with that dimension divided. */
-        *out = element_count / desc->block_size;
-        return HURRAY_OK;
-    default: /* per tensor */
-        *out = 1;
-        return HURRAY_OK;
+    } else if (role != HURRAY_ROLE_GLOBAL_SCALE) {
+        if (desc->granularity == HURRAY_GRANULARITY_PER_AXIS) {
+            count = desc->shape[desc->axis];
+        } else if (desc->granularity == HURRAY_GRANULARITY_PER_BLOCK) {
+            /* block_size divides shape[axis], so this is the product of the
+             * shape with that dimension divided. */
+            count = element_count / desc->block_size;
+        }
     }
+    return packed_reach(role, count, hurray__dtype_bits(part->dtype) / 8, out_after);
 }
 
 /* The bytes the part of this role can reach, relative to its byte offset:
@@ -138,57 +150,73 @@ static HurrayStatus parameter_count(const HurrayDescriptor *desc, uint32_t role,
  * tensor with no elements. Needs a descriptor whose codes and cross-field
  * rules already hold; fails with HURRAY_ERROR_OVERFLOW when the reach in
  * bits does not fit 63 bits. */
-static inline __attribute__((always_inline)) HurrayStatus part_reach(const HurrayDescriptor *desc, uint32_t role, uint64_t element_count,
-                               uint64_t *out_before, uint64_t *out_after)
+static inline HurrayStatus part_reach(const HurrayDescriptor *desc, uint32_t role,
+                                      const HurrayShapeFacts *shape, uint64_t *out_before,
+                                      uint64_t *out_after)
 {
-    HurrayStatus status;
-    if (element_count == 0) {
-        *out_before = 0;
-        *out_after = 0;
-        return HURRAY_OK;
+    *out_before = 0;
+    *out_after = 0;
+    if (shape->element_count == 0) {
+        return HURRAY_OK; /* no elements reach no bytes */
     }
-    if (role == HURRAY_ROLE_VALUES && desc->scheme != HURRAY_SCHEME_GGML) {
-        return values_reach(desc, out_before, out_after);
+    if (role != HURRAY_ROLE_VALUES) {
+        return parameter_reach(desc, role, shape->element_count, out_after);
     }
-    uint64_t count = 0, unit_bytes = 0;
-    if (role == HURRAY_ROLE_VALUES) {
-        /* GGML: whole blocks back to back; the last dimension is a multiple
-         * of the block's element count, so the division is exact. */
-        uint64_t block_elements = 0;
-        if (!hurray__ggml_block(desc->ggml_type, &block_elements, &unit_bytes)) {
-            return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
-                                "descriptor: ggml type: %u is not a block format",
-                                (unsigned)desc->ggml_type);
+    if (desc->scheme == HURRAY_SCHEME_GGML) {
+        return ggml_reach(desc, shape->element_count, out_after);
+    }
+    return values_reach(desc, shape, out_before, out_after);
+}
+
+HurrayStatus hurray__descriptor_check_reach(const HurrayDescriptor *desc,
+                                            const HurrayShapeFacts *shape)
+{
+#pragma GCC unroll 4
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
+            continue;
         }
-        count = element_count / block_elements;
-    } else {
-        status = parameter_count(desc, role, element_count, &count);
+        uint64_t before, after; /* what check_buffers needs; the rule is that they exist */
+        HurrayStatus status = part_reach(desc, role, shape, &before, &after);
         if (status != HURRAY_OK) {
             return status;
         }
-        unit_bytes = hurray__dtype_bits(desc->parts[role - 1].dtype) / 8;
     }
-    uint64_t bytes, bits;
-    if (__builtin_mul_overflow(count, unit_bytes, &bytes) ||
-        __builtin_mul_overflow(bytes, 8, &bits) || bits > INT64_MAX) {
-        return fail_reach(role);
-    }
-    *out_before = 0;
-    *out_after = bytes;
     return HURRAY_OK;
 }
 
-HurrayStatus hurray__descriptor_check_reach(const HurrayDescriptor *desc, uint64_t element_count)
+/* One part against its buffer: the span [byte_offset - before, byte_offset
+ * + after) must lie inside it. */
+static HurrayStatus check_part_fits(const HurrayBufferList *list, uint32_t role,
+                                    const HurrayDescriptorPart *part, uint64_t before,
+                                    uint64_t after)
 {
-    if (element_count == 0) {
-        return HURRAY_OK; /* no elements reach no bytes */
+    const HurrayBuffer *buffer = NULL;
+    void *data = NULL;
+    uint64_t len = 0;
+    HurrayStatus status = hurray_buffer_list_get(list, part->buffer_index, &buffer);
+    if (status == HURRAY_OK) {
+        status = hurray_buffer_data(buffer, &data, &len);
     }
-    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
-        uint64_t before, after;
-        HurrayStatus status = part_reach(desc, hurray__role_of_bit(parts), element_count, &before, &after);
-        if (status != HURRAY_OK) {
-            return status;
-        }
+    if (status != HURRAY_OK) {
+        return status;
+    }
+    if (before > part->byte_offset) {
+        return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
+                            "descriptor: part %s: negative strides reach %" PRIu64
+                            " bytes back from byte offset %" PRIu64
+                            ", before the start of buffer %" PRIu64,
+                            hurray__role_name(role), before, part->byte_offset,
+                            part->buffer_index);
+    }
+    uint64_t end;
+    if (__builtin_add_overflow(part->byte_offset, after, &end) || end > len) {
+        return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
+                            "descriptor: part %s: reaches %" PRIu64
+                            " bytes from byte offset %" PRIu64 " of buffer %" PRIu64
+                            ", which holds %" PRIu64 " bytes",
+                            hurray__role_name(role), after, part->byte_offset,
+                            part->buffer_index, len);
     }
     return HURRAY_OK;
 }
@@ -215,8 +243,8 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
     if (status != HURRAY_OK) {
         return status;
     }
-    uint64_t element_count = 0;
-    status = hurray__descriptor_element_count(desc, &element_count);
+    HurrayShapeFacts shape = {0};
+    status = hurray__descriptor_walk_shape(desc, &shape);
     if (status != HURRAY_OK) {
         return status;
     }
@@ -233,41 +261,17 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
     }
     for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
         uint32_t role = hurray__role_of_bit(parts);
-        const HurrayDescriptorPart *part = &desc->parts[role - 1];
         uint64_t before = 0, after = 0;
-        status = part_reach(desc, role, element_count, &before, &after);
+        status = part_reach(desc, role, &shape, &before, &after);
         if (status != HURRAY_OK) {
             return status;
         }
         if (before == 0 && after == 0) {
             continue; /* no elements, no bytes */
         }
-        const HurrayBuffer *buffer = NULL;
-        void *data = NULL;
-        uint64_t len = 0;
-        status = hurray_buffer_list_get(list, part->buffer_index, &buffer);
-        if (status == HURRAY_OK) {
-            status = hurray_buffer_data(buffer, &data, &len);
-        }
+        status = check_part_fits(list, role, &desc->parts[role - 1], before, after);
         if (status != HURRAY_OK) {
             return status;
-        }
-        if (before > part->byte_offset) {
-            return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
-                                "descriptor: part %s: negative strides reach %" PRIu64
-                                " bytes back from byte offset %" PRIu64
-                                ", before the start of buffer %" PRIu64,
-                                hurray__role_name(role), before, part->byte_offset,
-                                part->buffer_index);
-        }
-        uint64_t end;
-        if (__builtin_add_overflow(part->byte_offset, after, &end) || end > len) {
-            return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
-                                "descriptor: part %s: reaches %" PRIu64
-                                " bytes from byte offset %" PRIu64 " of buffer %" PRIu64
-                                ", which holds %" PRIu64 " bytes",
-                                hurray__role_name(role), after, part->byte_offset,
-                                part->buffer_index, len);
         }
     }
     return HURRAY_OK;

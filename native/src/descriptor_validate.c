@@ -104,8 +104,11 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: ggml type %u is unknown",
                             (unsigned)desc->ggml_type);
     }
-    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
-        uint32_t role = hurray__role_of_bit(parts);
+#pragma GCC unroll 4
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
+            continue;
+        }
         const HurrayDescriptorPart *p = part(desc, role);
         if (!hurray__dtype_is_known(p->dtype)) {
             return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %s: dtype %u is unknown",
@@ -120,11 +123,14 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
     return HURRAY_OK;
 }
 
-HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count)
+static inline HurrayStatus buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count)
 {
     uint32_t used = 0; /* bit i: some part lives in buffer i */
-    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
-        uint32_t role = hurray__role_of_bit(parts);
+#pragma GCC unroll 4
+    for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
+        if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
+            continue;
+        }
         uint64_t index = part(desc, role)->buffer_index;
         /* At most 4 parts, so any index of 4 or more must leave a gap. */
         if (index >= HURRAY_MAX_PARTS) {
@@ -145,6 +151,11 @@ HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uin
     }
     *out_count = count;
     return HURRAY_OK;
+}
+
+HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count)
+{
+    return buffer_indices(desc, out_count);
 }
 
 /* Layer 2: the values part and how its elements are stored. */
@@ -228,7 +239,7 @@ static HurrayStatus check_zero_fields(const HurrayDescriptor *desc)
 }
 
 /* The axis and block size of a per-axis or per-block granularity. */
-static HurrayStatus check_axis(const HurrayDescriptor *desc)
+static inline HurrayStatus check_axis(const HurrayDescriptor *desc)
 {
     if (desc->granularity != HURRAY_GRANULARITY_PER_AXIS &&
         desc->granularity != HURRAY_GRANULARITY_PER_BLOCK) {
@@ -254,7 +265,7 @@ static HurrayStatus check_axis(const HurrayDescriptor *desc)
 
 /* The scheme has no part of these roles (a mask of HURRAY__ROLE_BIT); the
  * lowest present one is named, as if each role were checked in turn. */
-static HurrayStatus forbid_parts(const HurrayDescriptor *desc, uint32_t roles)
+static inline HurrayStatus forbid_parts(const HurrayDescriptor *desc, uint32_t roles)
 {
     uint32_t present = desc->part_mask & roles;
     if (present != 0) {
@@ -265,7 +276,7 @@ static HurrayStatus forbid_parts(const HurrayDescriptor *desc, uint32_t roles)
     return HURRAY_OK;
 }
 
-static HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t role)
+static inline HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t role)
 {
     if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
         return hurray__fail(INVALID, "descriptor: part %s: missing (scheme %s needs one)",
@@ -278,8 +289,11 @@ static HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t role)
 static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
 {
     uint32_t parts = desc->part_mask & ~HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-    for (; parts != 0; parts &= parts - 1) {
-        uint32_t role = hurray__role_of_bit(parts);
+#pragma GCC unroll 4
+    for (uint32_t role = HURRAY_ROLE_SCALE; role <= HURRAY_MAX_PARTS; role++) {
+        if (!(parts & HURRAY__ROLE_BIT(role))) {
+            continue;
+        }
         const HurrayDescriptorPart *p = part(desc, role);
         /* A parameter part has no packing field of its own, so its
          * elements must be whole bytes to have one meaning. */
@@ -467,9 +481,9 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
         return hurray__fail(INVALID, "descriptor: part values: missing");
     }
     uint32_t buffer_count = 0;
-    TRY(hurray__descriptor_buffer_indices(desc, &buffer_count));
-    uint64_t element_count = 0;
-    TRY(hurray__descriptor_element_count(desc, &element_count));
+    TRY(buffer_indices(desc, &buffer_count));
+    HurrayShapeFacts shape;
+    TRY(hurray__descriptor_walk_shape(desc, &shape));
     TRY(check_values(desc));
     TRY(check_zero_fields(desc));
     TRY(check_parameter_parts(desc));
@@ -480,7 +494,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     default: TRY(check_scheme_ggml(desc)); break;
     }
     /* Last: the reach of each part, which the rules above make well defined. */
-    return hurray__descriptor_check_reach(desc, element_count);
+    return hurray__descriptor_check_reach(desc, &shape);
 }
 
 HurrayStatus hurray_descriptor_validate(const HurrayDescriptor *desc)

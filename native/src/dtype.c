@@ -5,10 +5,8 @@
 
 #include "status.h"
 
-/* Indexed by code; codes are dense from 1, so a lookup is one bounds check.
- * Row 0 stays all zero: it answers for every unknown code. A row for a code
- * past HURRAY__DTYPE_TABLE_LEN does not compile, so a new code cannot be
- * added here and missed by the lookups. */
+/* Indexed by code. Rows without an entry (0, and past the last code) stay
+ * all zero: they answer for every unknown code. */
 const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] = {
     [HURRAY_DTYPE_BOOL] = {"bool", 8, HURRAY__KIND_BOOL},
     [HURRAY_DTYPE_INT8] = {"int8", 8, HURRAY__KIND_INT},

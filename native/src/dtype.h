@@ -34,9 +34,10 @@ struct hurray__dtype_info {
     uint8_t kind;     /* enum hurray__dtype_kind */
 };
 
-/* One past the highest code. A length known at compile time makes a lookup
- * one compare against a constant rather than a load of a variable. */
-#define HURRAY__DTYPE_TABLE_LEN (HURRAY_DTYPE_BCOMPLEX32 + 1)
+/* One row for every byte value, so that a code stored in a byte (as
+ * descriptors store them) indexes the table with no bounds check; the rows
+ * of codes no dtype has are all zero. */
+#define HURRAY__DTYPE_TABLE_LEN 256
 
 /* Hidden: the table is internal, so code in the library reaches it
  * directly rather than through the GOT. */
@@ -49,9 +50,10 @@ struct hurray__dtype_info {
 /* Indexed by code (defined in dtype.c). */
 extern const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] HURRAY__DTYPE_HIDDEN;
 
-/* The row of any code. An unknown one gets row 0, which no dtype uses and
- * is all zero (no name, 0 bits, HURRAY__KIND_NONE): no branch, and never a
- * read outside the table. */
+/* The row of any code. An unknown one gets an all-zero row (no name, 0
+ * bits, HURRAY__KIND_NONE): row 0 for a code past the table, which needs
+ * no branch, and never a read outside the table. For a uint8_t argument
+ * the compiler drops the compare. */
 static inline const struct hurray__dtype_info *hurray__dtype_row(uint32_t dtype)
 {
     return &hurray__dtype_table[dtype < HURRAY__DTYPE_TABLE_LEN ? dtype : 0];
