@@ -33,3 +33,11 @@ def test_cffi_module_reaches_every_header_function():
 
 def test_linked_library_reports_the_header_version():
     assert lib.hurray_c_abi_version() == lib.HURRAY_C_ABI_VERSION == hurray.C_ABI_VERSION == 4
+
+
+def test_version_command_names_package_and_abi():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "hurray", "--version"], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == f"hurray {hurray.__version__} (C ABI 4, linked library C ABI 4)"
