@@ -282,3 +282,25 @@ def test_errors_carry_the_c_status_and_message():
             call()
         assert isinstance(info.value, HurrayError) and info.value.status == status
         assert str(info.value).startswith(cls.status_name + ": ") and words in str(info.value)
+
+
+def test_c_handles_are_destroyed_exactly_once(monkeypatch):
+    """Garbage collection, close() and close() again free each C descriptor once."""
+    from hurray import descriptor as descriptor_module
+
+    freed = []
+    original = descriptor_module._destroy
+
+    def counting_destroy(handle):
+        freed.append(handle)
+        original(handle)
+
+    monkeypatch.setattr(descriptor_module, "_destroy", counting_destroy)
+    made = [Descriptor.build("float32", (2, 3)) for _ in range(200)]
+    for d in made[:100]:
+        d.close()
+        d.close()
+    assert len(freed) == 100
+    del made, d
+    gc.collect()
+    assert len(freed) == 200
