@@ -343,6 +343,27 @@ def test_unconsumed_capsule_releases_the_tensor():
         assert sys.getrefcount(tensor) == before
 
 
+@pytest.mark.parametrize("version", [None, (1, 1)], ids=["legacy", "versioned"])
+def test_pending_exception_survives_capsule_destruction(version):
+    # The failing subscript drops its index -- the capsule's last reference --
+    # while the TypeError is set; a destructor that lost it would leave
+    # "SystemError: error return without exception set".
+    tensor = from_numpy(np.arange(3))
+    before = sys.getrefcount(tensor)
+    with pytest.raises(TypeError, match="list indices must be"):
+        [][tensor.__dlpack__(max_version=version)]
+    assert sys.getrefcount(tensor) == before  # and the deleter did run
+
+
+def test_pending_exception_survives_owner_destruction():
+    # The consumer side: the tensor and its Owner go while the TypeError is
+    # set, and the Owner calls the producer's deleter.
+    forged = Forged(np.arange(4, dtype=np.uint8), (4,), (1,), 1, 8)
+    with pytest.raises(TypeError, match="list indices must be"):
+        [][from_dlpack(forged)]
+    assert forged.deleted == 1
+
+
 def test_dlpack_device_is_cpu():
     assert from_numpy(np.zeros(2)).__dlpack_device__() == (1, 0)
 

@@ -190,16 +190,31 @@ def test_consumed_tensor_reexports():
 
 
 def test_pending_exception_survives_capsule_destruction():
+    # The subscript fails with TypeError, and only then does the interpreter
+    # drop the index -- the capsule's last reference -- so its destructor runs
+    # while the TypeError is set. A destructor that cleared it and did not put
+    # it back would turn it into "SystemError: error return without exception
+    # set".
     a = np.zeros(4, dtype=np.float32)
+    owner = Owner(a)
+    before = counters()
+    with pytest.raises(TypeError, match="list indices must be"):
+        [][_protocol.export(descriptor_bytes((4,)), owner.spans(), owner)]
+    assert released_since(before) == (2, 0)
 
-    def fails():
-        owner = Owner(a)
-        capsule = _protocol.export(descriptor_bytes((4,)), owner.spans(), owner)
-        assert capsule is not None
-        raise KeyError("kept")  # the capsule dies while this propagates
 
-    with pytest.raises(KeyError, match="kept"):
-        fails()
+def test_pending_exception_survives_holder_destruction():
+    # The same for a consumed capsule: the consumer tensor, its Holder and
+    # the last references to the producer all go while the TypeError is set,
+    # so py_owner_release runs with it pending.
+    a = np.zeros(4, dtype=np.float32)
+    ref = weakref.ref(a)
+    before = counters()
+    with pytest.raises(TypeError, match="list indices must be"):
+        [][from_hurray(_protocol.export(descriptor_bytes((4,)), ((a.ctypes.data, a.nbytes),), Owner(a)))]
+    assert released_since(before) == (2, 0)
+    del a
+    assert ref() is None
 
 
 def test_racing_consumers_take_a_capsule_once():
