@@ -98,7 +98,7 @@ def read_capsule(capsule):
 
 
 class Forged:
-    """A hand-made DLPack capsule over `memory`, counting its deleter's calls.
+    """A hand-made DLPack capsule over `memory` (or at address `data`), counting its deleter's calls.
 
     The capsule has no destructor: only a consumer calls the deleter, so
     `deleted` shows exactly what the consumer did.
@@ -106,7 +106,7 @@ class Forged:
 
     def __init__(self, memory, shape, strides, code, bits, *, lanes=1, device=(1, 0),
                  version=(1, 1), flags=0, byte_offset=0, versioned=True, ndim=None,
-                 null_shape=False, name=None):
+                 null_shape=False, name=None, data=None):
         self.memory = memory
         self.deleted = 0
         self.shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
@@ -120,7 +120,7 @@ class Forged:
             self.managed = DLManagedTensor()
         self.managed.deleter = ctypes.cast(self.deleter, ctypes.c_void_p).value
         t = self.managed.dl_tensor
-        t.data = memory.ctypes.data if memory is not None else None
+        t.data = data if data is not None else memory.ctypes.data if memory is not None else None
         t.device = DLDevice(*device)
         t.ndim = len(shape) if ndim is None else ndim
         t.dtype = DLDataType(code, bits, lanes)
@@ -781,6 +781,27 @@ def test_refuse_bad_shapes():
     _refused(Forged(memory, (4,), (1,), 2, 32, null_shape=True), "rank 1 and no shape")
     _refused(Forged(memory, (-4,), (1,), 2, 32), "negative dimension")
     _refused(Forged(None, (4,), (1,), 2, 32), "NULL data pointer")
+
+
+def test_refuse_spans_past_the_address_space_before_taking():
+    # Each passes the type and shape checks; the span it would give ends at or
+    # past 2**64. It must be refused before the capsule is taken, so the
+    # producer's deleter is not called and the capsule keeps its name.
+    top = 1 << 64
+    _refused(Forged(None, (1,), (1,), 1, 8, data=top - 2, byte_offset=1), "address space")
+    _refused(Forged(None, (0,), (1,), 1, 8, data=top - 1, byte_offset=1), "address space")
+    _refused(Forged(None, (2,), (1,), 1, 8, data=top - 1), "address space")
+
+
+def test_empty_tensor_with_null_data_ignores_byte_offset():
+    # No element is read, and NULL plus an offset is not an address.
+    forged = Forged(None, (0, 3), None, 2, 32, byte_offset=64)
+    tensor = from_dlpack(forged)
+    assert tensor.shape == (0, 3) and tensor.buffers == ((0, 0),)
+    assert np.asarray(tensor).shape == (0, 3)
+    del tensor
+    gc.collect()
+    assert forged.deleted == 1
 
 
 def test_refuse_bad_capsules():

@@ -294,7 +294,7 @@ def _row_major(shape):
 
 
 def _import_plan(info):
-    """Check a capsule's facts; return (descriptor, span address, nbytes)."""
+    """Check a capsule's facts; return (descriptor, spans): the one span, as a Tensor takes it."""
     if len(info) == 3:
         _, major, minor = info
         raise DLPackError(
@@ -335,18 +335,24 @@ def _import_plan(info):
             )
     lo_bits, end_bits = _reach_bits(shape, strides, width)
     first, last = lo_bits // 8, -(-end_bits // 8)
-    start = data + byte_offset
     if last > first and data == 0:
         raise DLPackError("the DLPack tensor has elements but a NULL data pointer")
-    if start + first < 0 or start + last > 1 << 64:
-        raise DLPackError(f"the DLPack tensor's strides {strides} reach outside the address space")
+    # An empty tensor may have a NULL pointer; NULL plus an offset is no address.
+    start = data + byte_offset if data else 0
+    # The span [start + first, start + last) must end below 2**64, or no
+    # pointer can hold its end.
+    if start + first < 0 or start + last >= 1 << 64:
+        raise DLPackError(
+            f"the DLPack tensor (data {data:#x}, byte_offset {byte_offset}, shape {shape}, "
+            f"strides {strides}) reaches outside the address space"
+        )
     # Descriptor._from_codes is the package's fast builder; it validates as build() does.
     dtype = _dtypes.dtype_code(name)
     desc = Descriptor._from_codes(
         dtype, shape, strides, lib.HURRAY_BYTE_ORDER_LITTLE, _PACKING_CODES[packing], None,
         {lib.HURRAY_ROLE_VALUES: (dtype, 0, -first, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)},
     )
-    return desc, start + first, last - first
+    return desc, ((start + first, last - first),)
 
 
 def from_dlpack(x):
@@ -358,10 +364,13 @@ def from_dlpack(x):
     the last user of the returned tensor is gone. Memory the producer marked
     read-only gives a read-only tensor.
     """
-    from .tensor import Tensor
+    from .tensor import Tensor, _check_spans
 
     capsule = _capsule_of(x)
     info = _dlpack.inspect(capsule)
-    desc, address, nbytes = _import_plan(info)
+    desc, spans = _import_plan(info)
+    # Every check, the descriptor against the span included, runs before the
+    # capsule is taken: a refused capsule stays its producer's, deleter uncalled.
+    _check_spans(desc, spans)
     owner = _dlpack.take(capsule, info[9])
-    return Tensor(desc, ((address, nbytes),), owner=owner, readonly=owner.readonly)
+    return Tensor._from_checked(desc, spans, owner, owner.readonly)
