@@ -74,6 +74,7 @@ _api.PyCapsule_GetName.restype = ctypes.c_char_p
 _api.PyCapsule_GetName.argtypes = [ctypes.py_object]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_SetPointer.argtypes = [ctypes.py_object, ctypes.c_void_p]
 
 # Capsule names must outlive the capsules: module-level constants.
 _VERSIONED = ctypes.c_char_p(b"dltensor_versioned")
@@ -225,7 +226,8 @@ def test_c_inspect_reads_without_taking():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)[::-1, ::2]
     capsule = a.__dlpack__(max_version=(1, 0))
     info = _dlpack.inspect(capsule)
-    versioned, major, _minor, flags, dev, dev_id, code, bits, lanes, data, offset, shape, strides = info
+    versioned, major, _minor, flags, dev, dev_id, code, bits, lanes, data, offset, shape, strides, managed = info
+    assert managed == _api.PyCapsule_GetPointer(capsule, b"dltensor_versioned")
     assert versioned and major == 1 and flags == 0 and (dev, dev_id) == (1, 0)
     assert (code, bits, lanes) == (2, 32, 1)
     assert data + offset == address(a)
@@ -236,11 +238,11 @@ def test_c_inspect_reads_without_taking():
 def test_c_take_renames_and_owner_calls_deleter_once():
     forged = Forged(np.arange(4, dtype=np.uint8), (4,), (1,), 1, 8)
     info = _dlpack.inspect(forged.capsule)
-    owner = _dlpack.take(forged.capsule, info[9])
+    owner = _dlpack.take(forged.capsule, info[13], info[9])
     assert capsule_name(forged.capsule) == "used_dltensor_versioned"
     assert forged.deleted == 0 and not owner.released and owner.versioned
     with pytest.raises(CapsuleError, match="already consumed"):
-        _dlpack.take(forged.capsule, info[9])
+        _dlpack.take(forged.capsule, info[13], info[9])
     with pytest.raises(CapsuleError, match="already consumed"):
         _dlpack.inspect(forged.capsule)
     ref = weakref.ref(owner)
@@ -250,9 +252,23 @@ def test_c_take_renames_and_owner_calls_deleter_once():
 
 def test_c_take_refuses_a_changed_capsule():
     forged = Forged(np.arange(4, dtype=np.uint8), (4,), (1,), 1, 8)
+    managed = ctypes.addressof(forged.managed)
     with pytest.raises(CapsuleError, match="changed"):
-        _dlpack.take(forged.capsule, forged.memory.ctypes.data + 1)
+        _dlpack.take(forged.capsule, managed, forged.memory.ctypes.data + 1)
     assert capsule_name(forged.capsule) == "dltensor_versioned" and forged.deleted == 0
+
+
+def test_c_take_refuses_a_swapped_capsule_pointer():
+    # Another managed struct over the same data: the same data address, but
+    # not the struct inspect() read, nor its deleter.
+    memory = np.arange(4, dtype=np.uint8)
+    first, second = Forged(memory, (4,), (1,), 1, 8), Forged(memory, (4,), (1,), 1, 8)
+    info = _dlpack.inspect(first.capsule)
+    assert _api.PyCapsule_SetPointer(first.capsule, ctypes.addressof(second.managed)) == 0
+    with pytest.raises(CapsuleError, match="changed"):
+        _dlpack.take(first.capsule, info[13], info[9])
+    assert capsule_name(first.capsule) == "dltensor_versioned"
+    assert first.deleted == 0 and second.deleted == 0
 
 
 def test_c_deleter_takes_the_gil_itself():

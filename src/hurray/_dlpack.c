@@ -310,8 +310,9 @@ PyDoc_STRVAR(inspect_doc,
 "(versioned, major, minor) when a versioned capsule has a major version\n"
 "other than 1 (nothing else may be read then), otherwise\n"
 "(versioned, major, minor, flags, device_type, device_id, code, bits, lanes,\n"
-" data, byte_offset, shape, strides), where strides is None when the\n"
-"producer gave none. A legacy capsule reports version (0, 0) and flags 0.");
+" data, byte_offset, shape, strides, managed), where strides is None when\n"
+"the producer gave none and managed is the address of the managed-tensor\n"
+"struct, for take(). A legacy capsule reports version (0, 0) and flags 0.");
 
 static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
 {
@@ -362,11 +363,12 @@ static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
     } else {
         strides = Py_NewRef(Py_None);
     }
-    return Py_BuildValue("(OkkKiiiiiKKNN)", versioned ? Py_True : Py_False, major, minor,
+    return Py_BuildValue("(OkkKiiiiiKKNNK)", versioned ? Py_True : Py_False, major, minor,
                          flags, (int)t->device.device_type, (int)t->device.device_id,
                          (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes,
                          (unsigned long long)(uintptr_t)t->data,
-                         (unsigned long long)t->byte_offset, shape, strides);
+                         (unsigned long long)t->byte_offset, shape, strides,
+                         (unsigned long long)(uintptr_t)ptr);
 }
 
 /* The consumer's hold on a producer's tensor: deallocating it calls the
@@ -465,18 +467,19 @@ static PyTypeObject OwnerType = {
 };
 
 PyDoc_STRVAR(take_doc,
-"take(capsule, data) -> Owner\n\n"
+"take(capsule, managed, data) -> Owner\n\n"
 "Take ownership of a DLPack capsule that inspect() read: the capsule is\n"
 "renamed to its \"used_\" name and the returned Owner calls the producer's\n"
-"deleter when it is deallocated. `data` must be the data address inspect()\n"
-"returned, so that a capsule changed in between is refused.");
+"deleter when it is deallocated. `managed` and `data` must be the\n"
+"managed-tensor and data addresses inspect() returned, so that a capsule\n"
+"whose pointer or tensor changed in between is refused.");
 
 static PyObject *dlpack_take(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *capsule;
-    unsigned long long data;
-    if (!PyArg_ParseTuple(args, "OK:take", &capsule, &data)) {
+    unsigned long long managed, data;
+    if (!PyArg_ParseTuple(args, "OKK:take", &capsule, &managed, &data)) {
         return NULL;
     }
     int versioned = capsule_kind(capsule);
@@ -486,6 +489,11 @@ static PyObject *dlpack_take(PyObject *module, PyObject *args)
     void *ptr = capsule_pointer(capsule, versioned);
     if (ptr == NULL) {
         return NULL;
+    }
+    /* The struct inspect() read, not merely one with the same data: the
+     * deleter this Owner will call is the one of the struct that was checked. */
+    if ((unsigned long long)(uintptr_t)ptr != managed) {
+        return PyErr_Format(capsule_class(), "the DLPack capsule changed while it was read");
     }
     uint64_t flags = 0;
     const DLTensor *t;

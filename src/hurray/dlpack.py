@@ -302,7 +302,7 @@ def _import_plan(info):
             f"{VERSION[0]} (the capsule is left to its producer's deleter)"
         )
     (versioned, _major, _minor, flags, device_type, device_id, code, bits, lanes,
-     data, byte_offset, shape, strides) = info
+     data, byte_offset, shape, strides, _managed) = info
     if device_type != KDL_CPU:
         raise DLPackError(
             f"the tensor is on DLPack device {_device_name((device_type, device_id))}; "
@@ -372,5 +372,5 @@ def from_dlpack(x):
     # Every check, the descriptor against the span included, runs before the
     # capsule is taken: a refused capsule stays its producer's, deleter uncalled.
     _check_spans(desc, spans)
-    owner = _dlpack.take(capsule, info[9])
+    owner = _dlpack.take(capsule, info[13], info[9])  # the very struct and data checked
     return Tensor._from_checked(desc, spans, owner, owner.readonly)
