@@ -282,12 +282,14 @@ def test_c_deleter_takes_the_gil_itself():
     deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(managed.deleter)
     _api.PyCapsule_SetName(ctypes.py_object(capsule), _USED)  # the consumer took it
     del managed
+    released = _dlpack._owner_counters()[0]
     worker = threading.Thread(target=deleter, args=(ptr,))
     worker.start()
     worker.join()
     assert sys.getrefcount(tensor) == before
     del capsule  # renamed: its destructor must not call the deleter again
     assert sys.getrefcount(tensor) == before
+    assert _dlpack._owner_counters()[0] == released + 1
 
 
 _USED = ctypes.c_char_p(b"used_dltensor_versioned")
@@ -378,6 +380,51 @@ def test_pending_exception_survives_owner_destruction():
     with pytest.raises(TypeError, match="list indices must be"):
         [][from_dlpack(forged)]
     assert forged.deleted == 1
+
+
+def dl_counters():
+    """(released, leaked) owner references of this module's capsules so far."""
+    gc.collect()
+    return _dlpack._owner_counters()
+
+
+@pytest.mark.parametrize("consumer", ["numpy", "torch"])
+def test_each_export_is_released_exactly_once(consumer):
+    take = np.from_dlpack if consumer == "numpy" else torch.from_dlpack
+    tensor = from_numpy(np.arange(6, dtype=np.float32))
+    refs = sys.getrefcount(tensor)
+    before = dl_counters()
+    outs = [take(tensor) for _ in range(5)]
+    assert dl_counters() == before  # taken, not released
+    assert sys.getrefcount(tensor) == refs + 5
+    del outs[:2]
+    assert dl_counters() == (before[0] + 2, before[1])
+    del outs
+    assert dl_counters() == (before[0] + 5, before[1])
+    assert sys.getrefcount(tensor) == refs
+    # An unconsumed capsule of each form, and a copy, release once too.
+    for version in (None, (1, 1)):
+        capsule = tensor.__dlpack__(max_version=version)
+        del capsule
+    take(CapsuleHolder(tensor.__dlpack__(max_version=(1, 1), copy=True)))  # dropped at once
+    assert dl_counters() == (before[0] + 8, before[1])
+    assert sys.getrefcount(tensor) == refs
+
+
+@pytest.mark.parametrize("consumer", ["numpy", "torch"])
+def test_deleter_keeps_a_pending_exception(consumer):
+    # The consumer's tensor, and so the producer's deleter, goes while the
+    # subscript's TypeError is set; the deleter drops the last reference to
+    # the producer tensor with it pending.
+    take = np.from_dlpack if consumer == "numpy" else torch.from_dlpack
+    tensor = from_numpy(np.arange(6, dtype=np.float32))
+    ref = weakref.ref(tensor)
+    before = dl_counters()
+    with pytest.raises(TypeError, match="(list indices|only integer)"):
+        [][take(tensor)]
+    assert dl_counters() == (before[0] + 1, before[1])
+    del tensor
+    assert ref() is None
 
 
 def test_dlpack_device_is_cpu():

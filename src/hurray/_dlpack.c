@@ -7,6 +7,8 @@
  * take()    takes ownership (renames the capsule to its "used_" name) and
  *           returns an Owner whose deallocation calls the producer's deleter
  *           exactly once.
+ * _owner_counters()  how many owner references this module's deleters
+ *           dropped and leaked, for tests.
  *
  * Which element types and layouts may cross is decided in dlpack.py; this
  * file only moves validated facts in and out of the DLPack structs, and
@@ -16,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,17 +70,33 @@ static int interpreter_finalizing(void)
 #endif
 }
 
+/* Owner references the deleters dropped and leaked, for tests that prove
+ * each is released exactly once. Relaxed atomics: a leak is counted
+ * without the GIL. */
+static atomic_ullong owner_releases;
+static atomic_ullong owner_leaks;
+
 /* The only code of the producer side that touches Python. A consumer may
- * call the deleter from any thread, or while the interpreter shuts down;
- * once it is shutting down, taking the GIL or freeing objects can crash, so
- * the reference is leaked instead (the check is racy, as everywhere). */
+ * call the deleter from any thread, at any time, with an exception pending,
+ * or while the interpreter shuts down; once it is shutting down, taking the
+ * GIL or freeing objects can crash, so the reference is leaked instead (the
+ * check is racy, as everywhere). The same rules as py_owner_release in
+ * _protocol.c (design note D-NB2). */
 static void release_owner(PyObject *owner)
 {
-    if (owner == NULL || !Py_IsInitialized() || interpreter_finalizing()) {
+    if (owner == NULL) {
+        return;
+    }
+    if (!Py_IsInitialized() || interpreter_finalizing()) {
+        atomic_fetch_add_explicit(&owner_leaks, 1, memory_order_relaxed);
         return;
     }
     PyGILState_STATE gil = PyGILState_Ensure();
+    SavedError saved = save_error();
     Py_DECREF(owner);
+    atomic_fetch_add_explicit(&owner_releases, 1, memory_order_relaxed);
+    PyErr_Clear(); /* a dealloc must not raise; if one did, it is not the consumer's */
+    restore_error(saved);
     PyGILState_Release(gil);
 }
 
@@ -550,11 +569,27 @@ static PyObject *dlpack_set_error_classes(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(owner_counters_doc,
+"_owner_counters() -> (released, leaked)\n\n"
+"How many owner references the deleters of this module's capsules have\n"
+"dropped, and how many they leaked because the interpreter was exiting,\n"
+"since the module loaded.");
+
+static PyObject *dlpack_owner_counters(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return Py_BuildValue(
+        "(KK)", (unsigned long long)atomic_load_explicit(&owner_releases, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&owner_leaks, memory_order_relaxed));
+}
+
 static PyMethodDef dlpack_methods[] = {
     {"export", dlpack_export, METH_VARARGS, export_doc},
     {"inspect", dlpack_inspect, METH_O, inspect_doc},
     {"take", dlpack_take, METH_VARARGS, take_doc},
     {"set_error_classes", dlpack_set_error_classes, METH_VARARGS, set_error_classes_doc},
+    {"_owner_counters", dlpack_owner_counters, METH_NOARGS, owner_counters_doc},
     {NULL, NULL, 0, NULL},
 };
 
