@@ -518,6 +518,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
  */
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 
+/* Under MemorySanitizer (HURRAY_FUZZ_SANITIZE=memory) the bytes libFuzzer's
+ * uninstrumented mutators wrote look uninitialised to this code. */
+#if defined(__has_feature)
+#if __has_feature(memory_sanitizer)
+#include <sanitizer/msan_interface.h>
+#define FUZZ_MUTATED(data, size) __msan_unpoison((data), (size))
+#endif
+#endif
+#ifndef FUZZ_MUTATED
+#define FUZZ_MUTATED(data, size) ((void)0)
+#endif
+
 static uint64_t rng_next(uint64_t *state)
 {
     uint64_t x = *state; /* xorshift64 */
@@ -690,6 +702,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 {
     uint64_t rng = (uint64_t)seed * 0x9E3779B97F4A7C15ull | 1;
     size = LLVMFuzzerMutate(data, size, max_size);
+    FUZZ_MUTATED(data, size);
     if (pick(&rng, 8) == 0) {
         return size;
     }

@@ -13,7 +13,8 @@
 # keep and grow across runs, default a temporary one), HURRAY_FUZZ_LOG
 # (where libFuzzer's output goes, default $HURRAY_FUZZ_BUILD/fuzz.log),
 # HURRAY_FUZZ_CFLAGS (extra compile flags; -DHURRAY_FUZZ_SELF_TEST plants a
-# finding, to prove that findings fail the run).
+# finding, to prove that findings fail the run), HURRAY_FUZZ_SANITIZE
+# (default address,undefined; "memory" builds with MemorySanitizer instead).
 set -euo pipefail
 
 # All in one function: bash parses it whole before running it, so editing
@@ -46,7 +47,7 @@ main() {
 
     binary="$build/descriptor_fuzz"
     "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
-        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+        -fsanitize="fuzzer,${HURRAY_FUZZ_SANITIZE:-address,undefined}" -fno-sanitize-recover=all \
         -fno-omit-frame-pointer -Inative/include -Inative/src ${HURRAY_FUZZ_CFLAGS:-} \
         fuzz/descriptor_fuzz.c native/src/*.c -o "$binary"
 
