@@ -930,6 +930,50 @@ def test_capsules_and_views_alive_at_exit_do_not_crash():
     assert result.stdout.strip() == "ok"
 
 
+# A global whose finalizer runs during module teardown, when the interpreter
+# is finalizing: there the deleters must leak their owner reference (counted)
+# rather than touch Python. Everything it calls is bound as a default
+# argument, since module globals may already be None.
+FINALIZING_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import numpy as np, torch
+    from hurray import _dlpack
+    from hurray.numpy_bridge import from_numpy
+
+    class DropsAtExit:
+        def __init__(self):
+            t = from_numpy(np.arange(8.0))
+            self.held = [t.__dlpack__(max_version=(1, 1)), t.__dlpack__(),  # unconsumed
+                         np.from_dlpack(t), torch.from_dlpack(t)]           # consumed
+
+        def drop(self, counters=_dlpack._owner_counters):
+            before = counters()
+            self.held = None
+            after = counters()
+            return after[0] - before[0], after[1] - before[1]
+
+        def __del__(self, write=os.write, finalizing=sys.is_finalizing):
+            if self.held is not None:
+                released, leaked = self.drop()
+                write(1, f"exit finalizing={finalizing()} released={released} leaked={leaked}\\n".encode())
+
+    released, leaked = DropsAtExit().drop()
+    os.write(1, f"alive released={released} leaked={leaked}\\n".encode())
+    KEPT = DropsAtExit()
+    """
+)
+
+
+def test_deleters_leak_during_finalization():
+    result = subprocess.run([sys.executable, "-c", FINALIZING_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout.splitlines() == [
+        "alive released=4 leaked=0",
+        "exit finalizing=True released=0 leaked=4",
+    ], result.stdout
+
+
 def test_package_exports():
     assert hurray.from_dlpack is from_dlpack and hurray.DLPackError is DLPackError
     assert issubclass(DLPackError, HurrayError) and issubclass(DLPackError, BufferError)

@@ -228,3 +228,66 @@ def test_the_scenario_really_runs(helper):
     broken = SCRIPT.replace("== 4.0", "== -1.0")
     _, _, result = run_one(broken, KINDS.index("mixed"), helper)
     assert result.returncode != 0 and "AssertionError" in result.stderr
+
+
+# A global whose finalizer runs while the interpreter tears its modules down
+# (Py_FinalizeEx has already marked the runtime as finalizing). It drops an
+# unconsumed capsule and a consumer tensor there, and writes what the owner
+# counters did with os.write, which needs no module state. What it calls is
+# bound as default arguments: module globals may already be None by then.
+#
+# Its capsules' owners are hurray Tensors, not instances of a class defined
+# here: an object of this script held through a capsule would keep the
+# script's globals -- and so this global -- alive for ever (a capsule's
+# references are invisible to the cycle collector; see D-NB2), and the
+# finalizer would never run.
+FINALIZING_SCRIPT = textwrap.dedent(
+    r'''
+    import os
+    import sys
+
+    import numpy as np
+
+    import hurray
+    from hurray import _protocol
+
+
+    class DropsAtExit:
+        def __init__(self):
+            producer = hurray.from_numpy(np.arange(4, dtype=np.float32))
+            self.capsule = producer.__hurray__()         # two owner references
+            self.tensor = hurray.from_hurray(producer)   # two more, in its Holder
+
+        def drop(self, counters=_protocol._owner_counters):
+            before = counters()
+            self.capsule = self.tensor = None
+            after = counters()
+            return after[0] - before[0], after[1] - before[1]
+
+        def __del__(self, write=os.write, finalizing=sys.is_finalizing):
+            if self.capsule is None:
+                return  # dropped already, while the interpreter ran
+            released, leaked = self.drop()
+            write(1, f"exit finalizing={finalizing()} released={released} leaked={leaked}\n".encode())
+
+
+    # While the interpreter runs, the same drop releases every reference.
+    released, leaked = DropsAtExit().drop()
+    os.write(1, f"alive released={released} leaked={leaked}\n".encode())
+    KEPT = DropsAtExit()
+    '''
+)
+
+
+def test_release_during_finalization_leaks_instead_of_touching_python():
+    """The exit half of py_owner_release's check (D-NB2, decision 5): a
+    handle destroyed while the interpreter finalizes leaks its owner
+    reference, counted, and the exit stays clean."""
+    result = subprocess.run([sys.executable, "-c", FINALIZING_SCRIPT],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    lines = result.stdout.splitlines()
+    assert lines == [
+        "alive released=4 leaked=0",
+        "exit finalizing=True released=0 leaked=4",
+    ], result.stdout

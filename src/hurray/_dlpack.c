@@ -87,7 +87,7 @@ static void release_owner(PyObject *owner)
     if (owner == NULL) {
         return;
     }
-    if (!Py_IsInitialized() || interpreter_finalizing()) {
+    if (interpreter_finalizing() || !Py_IsInitialized()) {
         atomic_fetch_add_explicit(&owner_leaks, 1, memory_order_relaxed);
         return;
     }
