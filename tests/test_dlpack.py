@@ -823,6 +823,28 @@ def test_refuse_non_cpu_device():
     assert producer.calls == []
 
 
+@pytest.mark.parametrize("device", ["cpu", (1,), (1, 0, 0), None, ("one", 0), (1.5, 0), 7],
+                         ids=["str", "short", "long", "none", "text-type", "float-type", "int"])
+def test_refuse_a_bad_dlpack_device_answer(device):
+    producer = Producer(np.arange(3), device=device)
+    with pytest.raises(DLPackError, match=r"__dlpack_device__\(\) must return"):
+        from_dlpack(producer)
+    assert producer.calls == []  # refused before the capsule was asked for
+
+
+def test_a_raising_dlpack_device_becomes_a_dlpack_error():
+    class Broken:
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("not reached")
+
+        def __dlpack_device__(self):
+            raise RuntimeError("no device today")
+
+    with pytest.raises(DLPackError, match="__dlpack_device__ refused: no device today") as exc:
+        from_dlpack(Broken())
+    assert isinstance(exc.value.__cause__, RuntimeError)
+
+
 def test_refuse_vector_lanes_and_unknown_types():
     memory = np.zeros(16, dtype=np.float32)
     _refused(Forged(memory, (4,), (1,), 2, 32, lanes=4), "4 lanes of kDLFloat 32-bit")

@@ -267,7 +267,7 @@ def _capsule_of(x):
         raise DLPackError(f"{type(x).__name__} has no __dlpack__ method and is not a DLPack capsule")
     device_of = getattr(x, "__dlpack_device__", None)
     if device_of is not None:
-        device = tuple(int(v) for v in device_of())
+        device = _device_of(x, device_of)
         if device[0] != KDL_CPU:
             raise DLPackError(
                 f"the tensor is on DLPack device {_device_name(device)}; hurray.from_dlpack "
@@ -282,6 +282,25 @@ def _capsule_of(x):
         raise
     except Exception as exc:
         raise DLPackError(f"{type(x).__name__}.__dlpack__ refused: {exc}") from exc
+
+
+def _device_of(x, device_of):
+    """``x.__dlpack_device__()`` as a (device_type, device_id) pair of ints."""
+    name = type(x).__name__
+    try:
+        answer = device_of()
+    except HurrayError:
+        raise
+    except Exception as exc:
+        raise DLPackError(f"{name}.__dlpack_device__ refused: {exc}") from exc
+    try:
+        device_type, device_id = answer
+        return (operator.index(device_type), operator.index(device_id))
+    except Exception:
+        raise DLPackError(
+            f"{name}.__dlpack_device__() must return a (device_type, device_id) pair of ints, "
+            f"not {answer!r}"
+        ) from None
 
 
 def _row_major(shape):
