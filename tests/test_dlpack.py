@@ -20,7 +20,7 @@ import hurray
 from hurray import _dlpack
 from hurray.descriptor import Descriptor, Part
 from hurray.dlpack import DLPackError, from_dlpack
-from hurray.errors import CapsuleError, HurrayError
+from hurray.errors import CapsuleError, HurrayError, UnsupportedError
 from hurray.numpy_bridge import from_numpy
 from hurray.tensor import Tensor
 
@@ -915,13 +915,43 @@ def test_legacy_strides_null_means_row_major():
     assert forged.deleted == 1
 
 
-def test_read_only_flag_is_kept_on_import():
+def _assert_read_only_array(array):
+    assert not array.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        array[0] = 1
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        array.flags.writeable = True  # and no way back to writable
+    assert not array.flags.writeable
+
+
+@pytest.mark.parametrize("source", ["forged", "numpy"])
+def test_read_only_flag_is_kept_on_import_and_everywhere_after(source):
     memory = np.arange(4, dtype=np.uint8)
-    forged = Forged(memory, (4,), (1,), 1, 8, flags=FLAG_READ_ONLY)
-    tensor = from_dlpack(forged)
-    assert tensor.readonly
-    with pytest.raises(ValueError):
-        np.asarray(tensor)[0] = 1
+    if source == "forged":
+        producer = Forged(memory, (4,), (1,), 1, 8, flags=FLAG_READ_ONLY)
+    else:
+        producer = memory.view()
+        producer.flags.writeable = False
+    tensor = from_dlpack(producer)
+    assert tensor.readonly and tensor.owner.readonly
+    # Every numpy view of it is read-only, for good.
+    _assert_read_only_array(np.asarray(tensor))
+    _assert_read_only_array(tensor.buffer(0))
+    # The native protocol cannot mark memory read-only, so it refuses.
+    with pytest.raises(UnsupportedError, match="read-only"):
+        tensor.__hurray__()
+    with pytest.raises(UnsupportedError, match="read-only"):
+        hurray.from_hurray(tensor)
+    # DLPack: a legacy capsule has no flag, so it is refused; a versioned one sets READ_ONLY.
+    with pytest.raises(DLPackError, match="read-only tensor in a legacy capsule"):
+        tensor.__dlpack__()
+    managed, _ = read_capsule(tensor.__dlpack__(max_version=(1, 0)))
+    assert managed.flags & FLAG_READ_ONLY
+    del managed
+    _assert_read_only_array(np.from_dlpack(tensor))
+    again = from_dlpack(tensor)
+    assert again.readonly and again.owner.readonly
+    assert memory.tolist() == [0, 1, 2, 3]
 
 
 def test_byte_offset_is_honoured_on_import():
