@@ -14,6 +14,13 @@
  * file only moves validated facts in and out of the DLPack structs, and
  * refuses what it cannot read safely (bad names, a foreign major version,
  * a rank it cannot hold).
+ *
+ * The lifetime rules are those of design note D-NB2 (_protocol.c): the
+ * deleter may run on any thread and leaks its reference once the
+ * interpreter is exiting; capsules and Owner are not tracked by the cycle
+ * collector, so a cycle through one (a producer that keeps its own
+ * capsule, or a consumer tensor of itself) is never freed, as with numpy's
+ * DLPack; one interpreter lifetime only (no Py_Finalize + Py_Initialize).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -34,7 +34,9 @@
  * hurray_tensor_context_destroy. Order, everywhere in this file: the list
  * first, then the context -- the descriptor outlives the buffers it
  * describes. A consumer that refuses a capsule touches nothing, and the
- * capsule's owner still frees it.
+ * capsule's owner still frees it. (consume() can fail after the rename only
+ * by running out of memory; it then frees the handles it took, so the
+ * capsule stays consumed and nothing leaks.)
  *
  * What a consumer checks, in this order, before renaming (python-bindings
  * section ABI version: the version is verified before any handle is
@@ -55,11 +57,26 @@
  * finalization check is racy by nature; keeping it in one small function is
  * what keeps the window small.
  *
+ * Cycles are not collected. Capsules, Holder and the handles are not
+ * tracked by the cycle collector, and the owner references the handles
+ * hold are invisible to it. A reference cycle that runs through one of
+ * them -- a producer that keeps its own capsule, or keeps a consumer
+ * tensor of itself -- is never freed: it leaks until a reference is
+ * dropped by hand. numpy's DLPack capsules behave the same way, and so do
+ * this package's (_dlpack.c).
+ *
  * Threads. Exporting and consuming run entirely with the GIL held, and a
  * consumer renames the capsule before it allocates any Python object, so
  * two threads racing for one capsule cannot both take it: exactly one
  * succeeds, the other sees "already consumed". The module supports the main
  * interpreter of a GIL build (PyGILState_* does not serve subinterpreters).
+ *
+ * One interpreter lifetime. An embedder that calls Py_Finalize and later
+ * Py_Initialize again is not supported. A handle that outlived the first
+ * interpreter holds a reference to one of its objects; once the second
+ * runs, the exit check no longer stops py_owner_release, which would drop
+ * that dangling reference. This module's statics (the cached hurray.errors
+ * module, the counters) would also carry over.
  * ======================================================================
  */
 #define PY_SSIZE_T_CLEAN
@@ -537,7 +554,9 @@ PyDoc_STRVAR(consume_doc,
 "then takes ownership: renames it \"used_hurray_tensor\" and moves its\n"
 "list and context into holder, which frees them when it dies. spans is a\n"
 "tuple of (address, nbytes) that stays valid while holder lives. On any\n"
-"failure the capsule is left as it was and a HurrayError is raised.");
+"refusal a HurrayError is raised and the capsule is left as it was. Only a\n"
+"MemoryError can come after the rename; the capsule is then consumed and\n"
+"the handles taken from it are freed.");
 
 static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 {

@@ -216,6 +216,11 @@ def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, 
     the copy). Strides count elements and the data pointer is element 0
     (byte_offset 0), the form numpy and PyTorch write and read. A read-only
     tensor sets the READ_ONLY flag, so it needs a versioned capsule.
+
+    As with numpy's capsules, the deleter's reference to ``tensor`` is
+    invisible to the cycle collector: if whatever keeps the capsule, or the
+    consumer's array made from it, is itself kept alive by ``tensor`` (say,
+    the tensor's owner), that cycle is never collected.
     """
     version = _version_tuple(max_version)
     versioned = version is not None and version >= (1, 0)
@@ -382,6 +387,11 @@ def from_dlpack(x):
     once it has been checked; the producer's deleter runs exactly once, when
     the last user of the returned tensor is gone. Memory the producer marked
     read-only gives a read-only tensor.
+
+    The tensor's hold on the producer (through its deleter) is invisible to
+    the cycle collector: if what the deleter keeps alive also keeps the
+    returned tensor, that cycle is never collected (numpy's ``from_dlpack``
+    is the same).
     """
     from .tensor import Tensor, _check_spans
 

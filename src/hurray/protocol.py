@@ -11,6 +11,11 @@ Threads: ``to_capsule`` and ``from_hurray`` may be called from any thread.
 A capsule is consumed at most once, even when threads race for it; the
 loser gets a CapsuleError. The handles inside a capsule may be released on
 any thread, including threads Python did not create.
+
+Cycles: the references a capsule (or a consumer tensor's holder) keeps to
+its producer are invisible to the cycle collector, so a reference cycle
+through them is never collected -- see :func:`to_capsule`. numpy's DLPack
+capsules behave the same way.
 """
 from . import _protocol
 from .descriptor import Descriptor
@@ -36,6 +41,12 @@ def to_capsule(tensor):
     refused: C ABI 4 has no way to mark memory read-only, and a consumer
     writing into it could corrupt immutable data or fault on a read-only
     mapping. Export a writable copy instead.
+
+    The capsule's references to its producer are invisible to the cycle
+    collector (capsules are not tracked by it). A producer that keeps its
+    own capsule, or keeps a tensor consumed from it, is in a cycle that is
+    never collected: it leaks until that attribute is dropped by hand.
+    numpy's DLPack capsules have the same limitation.
     """
     # The slots, not the properties: this is the producer's whole hot path,
     # and four Python-level property calls would cost as much as the export.
@@ -54,8 +65,14 @@ def from_hurray(obj):
     producer might hand over. The capsule's ABI version is checked first,
     then its descriptor is decoded and checked against its buffers; only
     then is the capsule consumed (renamed ``"used_hurray_tensor"``). On any
-    failure a :class:`hurray.HurrayError` is raised and the capsule is left
-    for its producer to free.
+    refusal a :class:`hurray.HurrayError` is raised and the capsule is left
+    as it was, for its producer to free. (Only a MemoryError can come after
+    the rename: the capsule is then consumed and the handles taken from it
+    are freed.)
+
+    The returned tensor holds its producer through handles the cycle
+    collector cannot see: if the producer keeps the returned tensor, the
+    two are never collected (see :func:`to_capsule`).
     """
     kind = type(obj)
     if kind is Tensor:
