@@ -480,6 +480,34 @@ def test_stream_and_device_requests():
         tensor.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
 
 
+class Camera:
+    """Owns its frame; its tensor's owner is the Camera itself."""
+
+    def __init__(self):
+        self.frame = np.arange(4, dtype=np.float32)
+        self.tensor = Tensor(from_numpy(self.frame).descriptor, [(self.frame.ctypes.data, 16)], owner=self)
+
+
+@pytest.mark.parametrize("kept", ["capsule", "numpy", "torch"])
+def test_reference_cycle_through_a_capsule_is_not_collected(kept):
+    """As with numpy's DLPack, a deleter's reference is invisible to the
+    cycle collector: a producer that keeps a capsule or a consumer of its
+    own tensor leaks until that is dropped by hand (D-NB2, decision 11)."""
+    camera = Camera()
+    if kept == "capsule":
+        camera.kept = camera.tensor.__dlpack__(max_version=(1, 1))
+    else:
+        camera.kept = (np.from_dlpack if kept == "numpy" else torch.from_dlpack)(camera.tensor)
+    ref = weakref.ref(camera)
+    before = dl_counters()
+    del camera
+    gc.collect()
+    assert ref() is not None and dl_counters() == before
+    ref().kept = None
+    gc.collect()
+    assert ref() is None and dl_counters() == (before[0] + 1, before[1])
+
+
 # ---- Tensor -> PyTorch -------------------------------------------------
 
 TORCH_ML = [
