@@ -67,6 +67,14 @@ struct HurrayDescriptor {
     uint64_t storage[];
 };
 
+/* Before a loop over the four roles: unrolled, it is four tests of the part
+ * mask, with no loop to run. (GCC only: clang may decline and warn.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define HURRAY__UNROLL_ROLES _Pragma("GCC unroll 4")
+#else
+#define HURRAY__UNROLL_ROLES
+#endif
+
 /* The role of the lowest bit set in a non-zero part mask: loops over the
  * parts clear that bit and go on, visiting the parts in role order. */
 static inline uint32_t hurray__role_of_bit(uint32_t mask)

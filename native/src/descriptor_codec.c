@@ -241,7 +241,10 @@ static void read_fields(HurrayDescriptor *desc, const uint8_t *bytes)
     desc->ggml_type = get32(bytes + 20);
     desc->block_size = get64(bytes + 24);
     /* A stride's bits read as uint64_t are its int64_t value: exact-width
-     * types are two's complement, and may alias each other. */
+     * types are two's complement, and may alias each other. Element by
+     * element through the two pointers: a copy the compiler recognises
+     * (memcpy, or a loop over storage) becomes rep movs, slow to start for a
+     * few words. */
     const uint8_t *dims = bytes + HURRAY__DESCRIPTOR_HEADER_LEN;
     uint64_t *strides = (uint64_t *)desc->strides;
     for (uint32_t k = 0; k < rank; k++) {

@@ -104,7 +104,7 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: ggml type %u is unknown",
                             (unsigned)desc->ggml_type);
     }
-#pragma GCC unroll 4
+    HURRAY__UNROLL_ROLES
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             continue;
@@ -126,7 +126,7 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
 static inline HurrayStatus buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count)
 {
     uint32_t used = 0; /* bit i: some part lives in buffer i */
-#pragma GCC unroll 4
+    HURRAY__UNROLL_ROLES
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             continue;
@@ -288,10 +288,9 @@ static inline HurrayStatus require_part(const HurrayDescriptor *desc, uint32_t r
 /* Rules every parameter part (scale, zero point, global scale) obeys. */
 static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
 {
-    uint32_t parts = desc->part_mask & ~HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-#pragma GCC unroll 4
+    HURRAY__UNROLL_ROLES
     for (uint32_t role = HURRAY_ROLE_SCALE; role <= HURRAY_MAX_PARTS; role++) {
-        if (!(parts & HURRAY__ROLE_BIT(role))) {
+        if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             continue;
         }
         const HurrayDescriptorPart *p = part(desc, role);
@@ -482,7 +481,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     }
     uint32_t buffer_count = 0;
     TRY(buffer_indices(desc, &buffer_count));
-    HurrayShapeFacts shape = {0};
+    HurrayShapeFacts shape = {0}; /* set by the walk; zeroed for the compiler's sake */
     TRY(hurray__descriptor_walk_shape(desc, &shape));
     TRY(check_values(desc));
     TRY(check_zero_fields(desc));
@@ -495,7 +494,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     }
     /* Last: the reach of each part, which the rules above make well
      * defined. The bytes themselves are for check_buffers. */
-#pragma GCC unroll 4
+    HURRAY__UNROLL_ROLES
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (desc->part_mask & HURRAY__ROLE_BIT(role)) {
             uint64_t before, after;
