@@ -17,8 +17,9 @@
 # (default address,undefined; "memory" builds with MemorySanitizer instead).
 set -euo pipefail
 
-# All in one function: bash parses it whole before running it, so editing
-# this file while a long run is going cannot derail that run.
+# All in one function, called and followed by exit on one line: bash has
+# read all of it before the run starts, so editing this file while a long
+# run is going cannot derail that run.
 main() {
     cd "$(dirname "$0")/.."
 
@@ -102,5 +103,4 @@ EOF
     echo "fuzz/run.sh: no findings in ${seconds}s"
 }
 
-main "$@"
-exit
+main "$@"; exit $?
