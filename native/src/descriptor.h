@@ -16,14 +16,6 @@
 #include "hurray.h"
 #include "status.h"
 
-#if defined(__GNUC__) || defined(__clang__)
-/* Failures are rare. Saying so lets the compiler lay out the checks with the
- * successful path straight and the failures out of its way, which matters
- * on decode, where every rule is checked on every exchange. (A
- * redeclaration may add attributes to status.h's declaration.) */
-HurrayStatus hurray__fail(HurrayStatus status, const char *fmt, ...) __attribute__((cold));
-#endif
-
 /* The binary form (docs/impl/descriptor-encoding.md). */
 #define HURRAY__DESCRIPTOR_VERSION 1u
 #define HURRAY__DESCRIPTOR_HEADER_LEN 32u
