@@ -15,26 +15,32 @@ docs/impl/descriptor-encoding.md, so the vectors follow the spec and not
 merely the C code.
 """
 import json
-import os
-import shlex
-import shutil
 import struct
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-C_TESTS = ROOT / "tests" / "c"
+from support.cbuild import (
+    C_TESTS,
+    CC,
+    NATIVE,
+    ROOT,
+    assert_checks_passed,
+    build_installed,
+    build_sanitized,
+    library_sources,
+    run_checked,
+    run_sanitized,
+    run_under_valgrind,
+)
+
 VECTORS = ROOT / "tests" / "vectors"
-NATIVE = ROOT / "native"
-CC = os.environ.get("CC", "cc")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
-SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
 # The sources this test owns; each must compile alone under the strict flags.
 CODEC_SOURCES = ["dtype.c", "descriptor_build.c", "descriptor_validate.c", "descriptor_codec.c",
                  "descriptor_reach.c"]
+# The bit flips alone make hundreds of thousands of checks; a count this low
+# means whole sections stopped running.
+MIN_CHECKS = 100_000
 
 # Codes from hurray.h, by name, for reading the bytes in Python.
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "int1",
@@ -53,80 +59,30 @@ GGML_TYPES = {0: None, 2: "q4_0", 3: "q4_1", 6: "q5_0", 7: "q5_1", 8: "q8_0", 12
               39: "mxfp4"}
 
 
-def hurray_flags(*options):
-    """Compiler flags, exactly as `python -m hurray` prints them."""
-    result = subprocess.run([sys.executable, "-m", "hurray", *options], capture_output=True, text=True,
-                            timeout=60)
-    assert result.returncode == 0, f"python -m hurray {' '.join(options)} failed:\n{result.stderr}"
-    flags = shlex.split(result.stdout)
-    assert flags, f"python -m hurray {' '.join(options)} printed no flags"
-    return flags
-
-
-def run_checked(command, **kwargs):
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    assert result.returncode == 0, (
-        f"{shlex.join(str(c) for c in command)} exited with {result.returncode}\n"
-        f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
-    )
-    return result
-
-
-def assert_checks_passed(result):
-    lines = result.stdout.strip().splitlines()
-    words = lines[-1].split() if lines else []
-    assert len(words) == 4 and words[0] == "test_descriptor:" and words[2:] == ["checks", "passed"], (
-        f"unexpected last line: {lines[-1] if lines else ''!r}"
-    )
-    # The bit flips alone make hundreds of thousands of checks; a count this
-    # low means whole sections stopped running.
-    assert int(words[1]) > 100_000
-
-
 # ---- test_descriptor.c ---------------------------------------------------
 
 @pytest.fixture(scope="module")
 def descriptor_binary(tmp_path_factory):
     """test_descriptor.c linked against the installed libhurray."""
-    exe = tmp_path_factory.mktemp("c_descriptor") / "test_descriptor"
-    run_checked([CC, *STRICT, "-g", str(C_TESTS / "test_descriptor.c"), "-o", str(exe),
-                 *hurray_flags("--cflags", "--libs")], timeout=120)
-    return exe
+    return build_installed(C_TESTS / "test_descriptor.c", tmp_path_factory.mktemp("c_descriptor") / "test_descriptor",
+                           [*STRICT, "-g"])
 
 
 def test_descriptor_against_installed_library(descriptor_binary):
-    assert_checks_passed(run_checked([str(descriptor_binary)], timeout=120))
+    assert_checks_passed(run_checked([str(descriptor_binary)], timeout=120), "test_descriptor", MIN_CHECKS)
 
 
 def test_descriptor_under_address_and_undefined_sanitizers(tmp_path):
-    # The library sources are compiled in: ASan sees only instrumented code.
-    sources = sorted(str(p) for p in (NATIVE / "src").glob("*.c"))
+    sources = library_sources()
     assert any(p.endswith("descriptor_codec.c") for p in sources)
-    exe = tmp_path / "test_descriptor_sanitized"
-    run_checked([CC, *STRICT, *SANITIZE, "-I", str(NATIVE / "include"),
-                 str(C_TESTS / "test_descriptor.c"), *sources, "-o", str(exe)], timeout=300)
-    env = dict(os.environ)
-    env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
-    env["ASAN_OPTIONS"] = "detect_leaks=1"
-    env.pop("HURRAY_TEST_SCALE", None)
-    result = run_checked([str(exe)], env=env, timeout=300)
-    reports = [line for line in result.stderr.splitlines()
-               if "runtime error:" in line or ("ERROR:" in line and "Sanitizer" in line)]
-    assert not reports, result.stderr
-    assert_checks_passed(result)
+    exe = build_sanitized(C_TESTS / "test_descriptor.c", tmp_path / "test_descriptor_sanitized", STRICT, sources)
+    assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_descriptor", MIN_CHECKS)
 
 
 def test_descriptor_under_valgrind(descriptor_binary):
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        pytest.fail("valgrind is required for this test and is not installed")
-    env = dict(os.environ)
-    env["HURRAY_TEST_SCALE"] = "10"  # skips the byte-value sweep, the slow part under valgrind
-    result = run_checked([valgrind, "--error-exitcode=99", "--leak-check=full",
-                          "--errors-for-leak-kinds=definite,indirect,possible", str(descriptor_binary)],
-                         env=env, timeout=300)
-    assert "ERROR SUMMARY: 0 errors" in result.stderr, result.stderr
-    assert_checks_passed(result)
+    # HURRAY_TEST_SCALE=10 skips the byte-value sweep, the slow part under valgrind.
+    result = run_under_valgrind(descriptor_binary, "10", timeout=300)
+    assert_checks_passed(result, "test_descriptor", MIN_CHECKS)
 
 
 @pytest.mark.parametrize("optimization", ["-O0", "-O2"])
@@ -156,10 +112,7 @@ def read_hex(path):
 
 @pytest.fixture(scope="module")
 def vectors_binary(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("c_vectors") / "vectors_check"
-    run_checked([CC, *STRICT, str(C_TESTS / "vectors_check.c"), "-o", str(exe),
-                 *hurray_flags("--cflags", "--libs")], timeout=120)
-    return exe
+    return build_installed(C_TESTS / "vectors_check.c", tmp_path_factory.mktemp("c_vectors") / "vectors_check", STRICT)
 
 
 def test_vectors_come_in_pairs():

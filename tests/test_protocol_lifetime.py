@@ -10,9 +10,6 @@ import collections
 import ctypes
 import gc
 import queue
-import shlex
-import subprocess
-import sys
 import threading
 import weakref
 
@@ -22,6 +19,7 @@ import pytest
 import hurray
 from hurray import _protocol
 from hurray.protocol import from_hurray
+from support.cbuild import build_installed
 
 DEATHS = []  # one entry per Source that died; list.append is atomic
 _DESCRIPTORS = {}  # descriptor bytes of C-contiguous arrays, by (dtype, shape)
@@ -226,13 +224,8 @@ def native_helper(tmp_path_factory):
     out = tmp_path_factory.mktemp("native")
     source = out / "helper.c"
     source.write_text(HELPER_C)
-    flags = subprocess.run([sys.executable, "-m", "hurray", "--cflags", "--libs"],
-                           capture_output=True, text=True, check=True).stdout
-    library = out / "libhelper.so"
-    command = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread",
-               str(source), "-o", str(library), *shlex.split(flags)]
-    built = subprocess.run(command, capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
+    library = build_installed(source, out / "libhelper.so",
+                              ["-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread"])
     lib = ctypes.CDLL(str(library))  # CDLL: the GIL is released during the call
     lib.destroy_on_native_thread.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     lib.destroy_on_native_thread.restype = ctypes.c_int

@@ -14,12 +14,13 @@ hand, are really torn down while the interpreter finalizes, their owner
 references leaked rather than dropped; a sentinel global checks that.
 """
 import concurrent.futures
-import shlex
 import subprocess
 import sys
 import textwrap
 
 import pytest
+
+from support.cbuild import build_installed
 
 SCRIPT = textwrap.dedent(
     r'''
@@ -227,15 +228,8 @@ int destroy_at_exit(HurrayBufferList *list, HurrayTensorContext *ctx)
 def helper(tmp_path_factory):
     out = tmp_path_factory.mktemp("shutdown")
     (out / "helper.c").write_text(HELPER_C)
-    flags = subprocess.run([sys.executable, "-m", "hurray", "--cflags", "--libs"],
-                           capture_output=True, text=True, check=True).stdout
-    library = out / "libholder.so"
-    built = subprocess.run(
-        ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-         str(out / "helper.c"), "-o", str(library), *shlex.split(flags)],
-        capture_output=True, text=True,
-    )
-    assert built.returncode == 0, built.stderr
+    library = build_installed(out / "helper.c", out / "libholder.so",
+                              ["-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"])
     return str(library)
 
 
