@@ -11,49 +11,12 @@
  */
 #include "hurray.h"
 
+#include "check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static unsigned long checks_passed;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n  last error: \"%s\"\n",   \
-                    __FILE__, __LINE__, #cond, hurray_last_error_message());     \
-            exit(1);                                                             \
-        }                                                                        \
-        checks_passed++;                                                         \
-    } while (0)
-
-#define CHECK_STATUS(call, expected)                                             \
-    do {                                                                         \
-        HurrayStatus got_ = (call);                                              \
-        if (got_ != (expected)) {                                                \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s\n  last error: " \
-                    "\"%s\"\n", __FILE__, __LINE__, #call,                       \
-                    hurray_status_name(got_), hurray_status_name(expected),      \
-                    hurray_last_error_message());                                \
-            exit(1);                                                             \
-        }                                                                        \
-        checks_passed++;                                                         \
-    } while (0)
-
-#define CHECK_OK(call) CHECK_STATUS(call, HURRAY_OK)
-
-/* Fails with the expected status and a message containing words. */
-#define CHECK_FAIL(call, expected, words)                                        \
-    do {                                                                         \
-        CHECK_STATUS(call, expected);                                            \
-        if (strstr(hurray_last_error_message(), (words)) == NULL) {              \
-            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__,    \
-                    __LINE__, hurray_last_error_message(), (words));             \
-            exit(1);                                                             \
-        }                                                                        \
-        checks_passed++;                                                         \
-    } while (0)
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define MAX_ENCODED HURRAY_MAX_DESCRIPTOR_LEN
@@ -1311,6 +1274,6 @@ int main(void)
     test_validation_refusals();
     test_decode_refusals();
     test_sweeps();
-    printf("test_descriptor: %lu checks passed\n", checks_passed);
+    checks_report("test_descriptor");
     return 0;
 }
