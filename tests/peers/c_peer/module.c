@@ -67,7 +67,10 @@ static void capsule_destructor(PyObject *capsule)
     PyErr_Restore(type, value, traceback);
 }
 
-static int read_u64s(PyObject *seq, const char *what, uint64_t *out, uint32_t *count)
+/* Reads a sequence of at most HURRAY_MAX_RANK ints into unsigned_out, or,
+ * when that is NULL, into signed_out. */
+static int read_ints(PyObject *seq, const char *what, uint64_t *unsigned_out, int64_t *signed_out,
+                     uint32_t *count)
 {
     PyObject *fast = PySequence_Fast(seq, what);
     if (fast == NULL) {
@@ -80,31 +83,12 @@ static int read_u64s(PyObject *seq, const char *what, uint64_t *out, uint32_t *c
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
-        if (PyErr_Occurred()) {
-            Py_DECREF(fast);
-            return -1;
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        if (unsigned_out != NULL) {
+            unsigned_out[i] = PyLong_AsUnsignedLongLong(item);
+        } else {
+            signed_out[i] = PyLong_AsLongLong(item);
         }
-    }
-    *count = (uint32_t)n;
-    Py_DECREF(fast);
-    return 0;
-}
-
-static int read_i64s(PyObject *seq, const char *what, int64_t *out, uint32_t *count)
-{
-    PyObject *fast = PySequence_Fast(seq, what);
-    if (fast == NULL) {
-        return -1;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    if (n > HURRAY_MAX_RANK) {
-        Py_DECREF(fast);
-        PyErr_Format(PyExc_ValueError, "%s: more than %d entries", what, HURRAY_MAX_RANK);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
         if (PyErr_Occurred()) {
             Py_DECREF(fast);
             return -1;
@@ -137,13 +121,13 @@ static PyObject *peer_produce_py(PyObject *module, PyObject *args)
     }
     uint64_t shape[HURRAY_MAX_RANK];
     int64_t strides[HURRAY_MAX_RANK];
-    if (read_u64s(shape_obj, "shape", shape, &r.rank) < 0) {
+    if (read_ints(shape_obj, "shape", shape, NULL, &r.rank) < 0) {
         return NULL;
     }
     r.shape = shape;
     if (strides_obj != Py_None) {
         uint32_t n = 0;
-        if (read_i64s(strides_obj, "strides", strides, &n) < 0) {
+        if (read_ints(strides_obj, "strides", NULL, strides, &n) < 0) {
             return NULL;
         }
         if (n != r.rank) {
