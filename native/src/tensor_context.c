@@ -48,14 +48,23 @@ _Static_assert(offsetof(struct HurrayTensorContext, magic) == 0,
 _Static_assert(offsetof(struct HurrayTensorContext, abi_version) == 4,
                "the context ABI version is frozen at offset 4");
 
-/* Reads the frozen header and nothing else. memcpy, not a member access:
- * the pointer may come from another build whose struct type differs, and
- * may not even be aligned. */
-static void read_header(const void *ctx, uint32_t *magic, uint32_t *abi_version)
+/* Reads the frozen header and nothing else, and checks its magic. memcpy,
+ * not a member access: the pointer may come from another build whose struct
+ * type differs, and may not even be aligned. */
+static HurrayStatus read_header(const void *ctx, const char *fn, uint32_t *abi_version)
 {
     const unsigned char *bytes = ctx;
-    memcpy(magic, bytes, sizeof *magic);
-    memcpy(abi_version, bytes + sizeof *magic, sizeof *abi_version);
+    uint32_t magic;
+    memcpy(&magic, bytes, sizeof magic);
+    memcpy(abi_version, bytes + sizeof magic, sizeof *abi_version);
+    if (magic != HURRAY_TENSOR_CONTEXT_MAGIC) {
+        return hurray__fail(HURRAY_ERROR_NOT_A_CONTEXT,
+                            "%s: ctx is not a HurrayTensorContext (magic 0x%08lx, expected "
+                            "0x%08lx); it may have been destroyed already",
+                            fn, (unsigned long)magic,
+                            (unsigned long)HURRAY_TENSOR_CONTEXT_MAGIC);
+    }
+    return HURRAY_OK;
 }
 
 static int abi_version_served(uint32_t abi_version)
@@ -68,15 +77,10 @@ static int abi_version_served(uint32_t abi_version)
  * this build knows the layout of that version. */
 static HurrayStatus check_context(const void *ctx, const char *fn)
 {
-    uint32_t magic;
     uint32_t abi_version;
-    read_header(ctx, &magic, &abi_version);
-    if (magic != HURRAY_TENSOR_CONTEXT_MAGIC) {
-        return hurray__fail(HURRAY_ERROR_NOT_A_CONTEXT,
-                            "%s: ctx is not a HurrayTensorContext (magic 0x%08lx, expected "
-                            "0x%08lx); it may have been destroyed already",
-                            fn, (unsigned long)magic,
-                            (unsigned long)HURRAY_TENSOR_CONTEXT_MAGIC);
+    HurrayStatus status = read_header(ctx, fn, &abi_version);
+    if (status != HURRAY_OK) {
+        return status;
     }
     if (!abi_version_served(abi_version)) {
         return hurray__fail(HURRAY_ERROR_ABI_VERSION,
@@ -158,15 +162,10 @@ HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext 
     if (out == NULL) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: out is NULL", fn);
     }
-    uint32_t magic;
     uint32_t abi_version;
-    read_header(ctx, &magic, &abi_version);
-    if (magic != HURRAY_TENSOR_CONTEXT_MAGIC) {
-        return hurray__fail(HURRAY_ERROR_NOT_A_CONTEXT,
-                            "%s: ctx is not a HurrayTensorContext (magic 0x%08lx, expected "
-                            "0x%08lx); it may have been destroyed already",
-                            fn, (unsigned long)magic,
-                            (unsigned long)HURRAY_TENSOR_CONTEXT_MAGIC);
+    HurrayStatus status = read_header(ctx, fn, &abi_version);
+    if (status != HURRAY_OK) {
+        return status;
     }
     *out = abi_version;
     return HURRAY_OK;
