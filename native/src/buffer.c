@@ -28,6 +28,19 @@ struct HurrayBuffer {
     void *owned; /* memory from hurray_buffer_new, or NULL */
 };
 
+/* Puts the fields in a new handle. On failure nothing changes hands: the
+ * caller still owns what the fields point to. */
+static HurrayStatus new_handle(const char *fn, HurrayBuffer fields, HurrayBuffer **out)
+{
+    HurrayBuffer *buf = malloc(sizeof *buf);
+    if (buf == NULL) {
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "%s: cannot allocate the buffer handle", fn);
+    }
+    *buf = fields;
+    *out = buf;
+    return HURRAY_OK;
+}
+
 /* Ownership of ptr and release passes to the buffer only when this returns
  * HURRAY_OK. On any failure release is not called and the caller still owns
  * both. ptr may be NULL only when len is 0. */
@@ -52,18 +65,10 @@ HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len,
                             "address space",
                             (unsigned long long)len);
     }
-    HurrayBuffer *buf = malloc(sizeof *buf);
-    if (buf == NULL) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY,
-                            "hurray_buffer_from_ptr: cannot allocate the buffer handle");
-    }
-    buf->data = ptr;
-    buf->len = len;
-    buf->release = release;
-    buf->release_context = release_context;
-    buf->owned = NULL;
-    *out = buf;
-    return HURRAY_OK;
+    return new_handle("hurray_buffer_from_ptr",
+                      (HurrayBuffer){.data = ptr, .len = len, .release = release,
+                                     .release_context = release_context, .owned = NULL},
+                      out);
 }
 
 /* Owns len zeroed bytes aligned to alignment (a power of two, 1 to 4096).
@@ -99,11 +104,6 @@ HurrayStatus hurray_buffer_new(uint64_t len, uint64_t alignment, HurrayBuffer **
     }
     size_t size = ((size_t)want + (align - 1)) & ~(align - 1);
 
-    HurrayBuffer *buf = malloc(sizeof *buf);
-    if (buf == NULL) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY,
-                            "hurray_buffer_new: cannot allocate the buffer handle");
-    }
     /* calloc when the alignment allows it: large zeroed blocks then come
      * from fresh pages without touching every byte. */
     void *data;
@@ -116,17 +116,17 @@ HurrayStatus hurray_buffer_new(uint64_t len, uint64_t alignment, HurrayBuffer **
         }
     }
     if (data == NULL) {
-        free(buf);
         return hurray__fail(HURRAY_ERROR_NO_MEMORY,
                             "hurray_buffer_new: cannot allocate %zu bytes", size);
     }
-    buf->data = data;
-    buf->len = len;
-    buf->release = NULL;
-    buf->release_context = NULL;
-    buf->owned = data;
-    *out = buf;
-    return HURRAY_OK;
+    HurrayStatus status = new_handle("hurray_buffer_new",
+                                     (HurrayBuffer){.data = data, .len = len, .release = NULL,
+                                                    .release_context = NULL, .owned = data},
+                                     out);
+    if (status != HURRAY_OK) {
+        free(data);
+    }
+    return status;
 }
 
 /* The data pointer is writable: constness of the handle does not extend to
