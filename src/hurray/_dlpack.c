@@ -107,55 +107,65 @@ static void release_owner(PyObject *owner)
     PyGILState_Release(gil);
 }
 
+/* The deleters of export()'s capsules: the managed struct and its arrays
+ * are one malloc block, and manager_ctx is the owner. */
+static void free_export(void *block, void *owner)
+{
+    free(block);
+    release_owner((PyObject *)owner);
+}
+
 static void legacy_deleter(DLManagedTensor *self)
 {
-    if (self == NULL) {
-        return;
+    if (self != NULL) {
+        free_export(self, self->manager_ctx);
     }
-    PyObject *owner = (PyObject *)self->manager_ctx;
-    free(self);
-    release_owner(owner);
 }
 
 static void versioned_deleter(DLManagedTensorVersioned *self)
 {
-    if (self == NULL) {
-        return;
+    if (self != NULL) {
+        free_export(self, self->manager_ctx);
     }
-    PyObject *owner = (PyObject *)self->manager_ctx;
-    free(self);
-    release_owner(owner);
+}
+
+/* Calls the deleter of a DLManagedTensor (or, when versioned, a
+ * DLManagedTensorVersioned), if it has one. */
+static void call_deleter(void *managed, int versioned)
+{
+    if (versioned) {
+        DLManagedTensorVersioned *m = managed;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    } else {
+        DLManagedTensor *m = managed;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    }
 }
 
 /* Capsule destructors: the deleter runs only while the capsule still bears
  * its producer name, i.e. no consumer has taken it. They must leave any
  * exception that is being raised untouched. */
-static void legacy_capsule_destructor(PyObject *capsule)
+static void destroy_untaken(PyObject *capsule, int versioned)
 {
-    if (!PyCapsule_IsValid(capsule, HURRAY_DLPACK_NAME)) {
+    const char *name = versioned ? HURRAY_DLPACK_VERSIONED_NAME : HURRAY_DLPACK_NAME;
+    if (!PyCapsule_IsValid(capsule, name)) {
         return;
     }
     SavedError saved = save_error();
-    DLManagedTensor *managed = PyCapsule_GetPointer(capsule, HURRAY_DLPACK_NAME);
-    if (managed != NULL && managed->deleter != NULL) {
-        managed->deleter(managed);
+    void *managed = PyCapsule_GetPointer(capsule, name);
+    if (managed != NULL) {
+        call_deleter(managed, versioned);
     }
     restore_error(saved);
 }
 
-static void versioned_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, HURRAY_DLPACK_VERSIONED_NAME)) {
-        return;
-    }
-    SavedError saved = save_error();
-    DLManagedTensorVersioned *managed =
-        PyCapsule_GetPointer(capsule, HURRAY_DLPACK_VERSIONED_NAME);
-    if (managed != NULL && managed->deleter != NULL) {
-        managed->deleter(managed);
-    }
-    restore_error(saved);
-}
+static void legacy_capsule_destructor(PyObject *capsule) { destroy_untaken(capsule, 0); }
+
+static void versioned_capsule_destructor(PyObject *capsule) { destroy_untaken(capsule, 1); }
 
 /* Copies a sequence of Python ints into out[0..n); n must match. */
 static int read_int64s(PyObject *seq, const char *what, Py_ssize_t n, int64_t *out)
@@ -303,9 +313,15 @@ static int capsule_kind(PyObject *capsule)
     return -1;
 }
 
-static void *capsule_pointer(PyObject *capsule, int versioned)
+/* The managed-tensor struct of a producer's capsule, and whether it is the
+ * versioned kind; NULL (error set) for anything else. */
+static void *capsule_pointer(PyObject *capsule, int *versioned)
 {
-    const char *name = versioned ? HURRAY_DLPACK_VERSIONED_NAME : HURRAY_DLPACK_NAME;
+    *versioned = capsule_kind(capsule);
+    if (*versioned < 0) {
+        return NULL;
+    }
+    const char *name = *versioned ? HURRAY_DLPACK_VERSIONED_NAME : HURRAY_DLPACK_NAME;
     void *ptr = PyCapsule_GetPointer(capsule, name);
     if (ptr == NULL && !PyErr_Occurred()) {
         PyErr_SetString(capsule_class(), "the DLPack capsule holds a NULL pointer");
@@ -343,11 +359,8 @@ PyDoc_STRVAR(inspect_doc,
 static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
 {
     (void)module;
-    int versioned = capsule_kind(capsule);
-    if (versioned < 0) {
-        return NULL;
-    }
-    void *ptr = capsule_pointer(capsule, versioned);
+    int versioned;
+    void *ptr = capsule_pointer(capsule, &versioned);
     if (ptr == NULL) {
         return NULL;
     }
@@ -414,17 +427,7 @@ static void owner_release(OwnerObject *self)
     if (managed == NULL) {
         return;
     }
-    if (self->versioned) {
-        DLManagedTensorVersioned *m = managed;
-        if (m->deleter != NULL) {
-            m->deleter(m);
-        }
-    } else {
-        DLManagedTensor *m = managed;
-        if (m->deleter != NULL) {
-            m->deleter(m);
-        }
-    }
+    call_deleter(managed, self->versioned);
 }
 
 static void owner_dealloc(OwnerObject *self)
@@ -508,11 +511,8 @@ static PyObject *dlpack_take(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OKK:take", &capsule, &managed, &data)) {
         return NULL;
     }
-    int versioned = capsule_kind(capsule);
-    if (versioned < 0) {
-        return NULL;
-    }
-    void *ptr = capsule_pointer(capsule, versioned);
+    int versioned;
+    void *ptr = capsule_pointer(capsule, &versioned);
     if (ptr == NULL) {
         return NULL;
     }
