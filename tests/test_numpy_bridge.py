@@ -249,8 +249,8 @@ def test_from_numpy_spans_are_still_checked(monkeypatch):
     from hurray import tensor as tensor_module
 
     calls = []
-    real = tensor_module._check_spans
-    monkeypatch.setattr(tensor_module, "_check_spans", lambda d, spans: calls.append(spans) or real(d, spans))
+    real = tensor_module.check_spans
+    monkeypatch.setattr(tensor_module, "check_spans", lambda d, spans: calls.append(spans) or real(d, spans))
     a = np.zeros(3, np.int16)
     from_numpy(a)
     assert calls == [((a.ctypes.data, 6),)]

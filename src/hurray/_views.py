@@ -12,13 +12,12 @@ rather than each half.
 """
 import numpy as np
 
+from . import _checks
 from . import dtypes as _dtypes
 from . import packing as _packing
 from .errors import BufferTooSmallError, InvalidDescriptorError, UnsupportedError
 
 __all__ = ["Memory", "codes", "element_dtype", "strided", "strided_interface", "view"]
-
-_I64 = 1 << 63
 
 
 class Memory:
@@ -53,26 +52,21 @@ def strided_interface(tensor, buffer_index, byte_offset, dt, shape, strides):
     itemsize = dt.itemsize
     empty = 0 in shape
     byte_strides = []
-    low = high = 0
-    for n, stride in zip(shape, strides):
+    for stride in strides:
         step = stride * itemsize
-        if not -_I64 <= step < _I64:
+        if not -_checks.I64 <= step < _checks.I64:
             # Only a dimension of length 0 or 1 (or an empty tensor) can carry
             # a stride this large past the checks; it is never stepped along.
             step = 0
         byte_strides.append(step)
-        if not empty:
-            reach = (n - 1) * step
-            if reach < 0:
-                low += reach
-            else:
-                high += reach
-    if not empty and (byte_offset + low < 0 or byte_offset + high + itemsize > nbytes):
-        raise BufferTooSmallError(
-            f"{len(shape)}-d layout of {dt} at byte offset {byte_offset} reaches bytes "
-            f"{byte_offset + low} .. {byte_offset + high + itemsize} of buffer {buffer_index}, "
-            f"which holds {nbytes}"
-        )
+    if not empty:
+        low, high = _checks.reach(shape, byte_strides)
+        if byte_offset + low < 0 or byte_offset + high + itemsize > nbytes:
+            raise BufferTooSmallError(
+                f"{len(shape)}-d layout of {dt} at byte offset {byte_offset} reaches bytes "
+                f"{byte_offset + low} .. {byte_offset + high + itemsize} of buffer {buffer_index}, "
+                f"which holds {nbytes}"
+            )
     return {
         "version": 3,
         "shape": tuple(shape),

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _dlpack
 from . import dtypes as _dtypes
+from ._checks import check_spans
 from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import CapsuleError, HurrayError
@@ -393,13 +394,13 @@ def from_dlpack(x):
     returned tensor, that cycle is never collected (numpy's ``from_dlpack``
     is the same).
     """
-    from .tensor import Tensor, _check_spans
+    from .tensor import Tensor
 
     capsule = _capsule_of(x)
     info = _dlpack.inspect(capsule)
     desc, spans = _import_plan(info)
     # Every check, the descriptor against the span included, runs before the
     # capsule is taken: a refused capsule stays its producer's, deleter uncalled.
-    _check_spans(desc, spans)
+    check_spans(desc, spans)
     owner = _dlpack.take(capsule, info[13], info[9])  # the very struct and data checked
     return Tensor._from_checked(desc, spans, owner, owner.readonly)

@@ -8,6 +8,7 @@ which holds whatever owns its memory.
 import numpy as np
 
 from . import dtypes as _dtypes
+from ._checks import reach
 from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
@@ -63,7 +64,6 @@ def from_numpy(array):
     itemsize = array.dtype.itemsize
     empty = array.size == 0
     strides = []
-    low = high = 0
     for n, step in zip(array.shape, array.strides):
         elements, rest = divmod(step, itemsize)
         if rest:
@@ -73,16 +73,11 @@ def from_numpy(array):
                 )
             elements = 0  # a dimension never stepped along: its stride is free
         strides.append(elements)
-        if not empty:
-            reach = (n - 1) * step
-            if reach < 0:
-                low += reach
-            else:
-                high += reach
     address = array.__array_interface__["data"][0]
     if empty:
         span, offset = (address, 0), 0
     else:
+        low, high = reach(array.shape, array.strides)
         span, offset = (address + low, high - low + itemsize), -low
     # The C default values part is (dtype, buffer 0, offset 0, row-major).
     parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)} if offset else {}

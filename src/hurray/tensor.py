@@ -10,30 +10,11 @@ import importlib
 import numpy as np
 
 from . import _views
-from ._checks import U64, index, uint
-from ._ffi import ffi, lib
+from ._checks import U64, check_spans, index, uint
 from .descriptor import Descriptor
-from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError, check
+from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError
 
 __all__ = ["Tensor"]
-
-
-def _check_spans(descriptor, spans):
-    """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
-    handle = descriptor.handle
-    box = ffi.new("HurrayBufferList **")
-    check(lib.hurray_buffer_list_new(box))
-    buf = ffi.new("HurrayBuffer **")
-    try:
-        for address, nbytes in spans:
-            # release NULL: the list only borrows; the owner frees the memory.
-            check(lib.hurray_buffer_from_ptr(ffi.cast("void *", address), nbytes, ffi.NULL, ffi.NULL, buf))
-            status = lib.hurray_buffer_list_push(box[0], buf)
-            lib.hurray_buffer_destroy(buf)  # no-op once the list took it
-            check(status)
-        check(lib.hurray_descriptor_check_buffers(handle, box[0]))
-    finally:
-        lib.hurray_buffer_list_destroy(box)
 
 
 def _spans(buffers):
@@ -80,7 +61,7 @@ class Tensor:
         if not isinstance(descriptor, Descriptor):
             raise InvalidArgumentError(f"descriptor must be a hurray.Descriptor, not {type(descriptor).__name__}")
         spans = _spans(buffers)
-        _check_spans(descriptor, spans)
+        check_spans(descriptor, spans)
         self._descriptor = descriptor
         self._buffers = spans
         self._owner = owner
@@ -92,7 +73,7 @@ class Tensor:
         """A Tensor over spans this package built: a tuple of (address, nbytes)
         int pairs, each below 2**64. They are checked against the descriptor
         in C, as always; only the normalization of user input is skipped."""
-        _check_spans(descriptor, spans)
+        check_spans(descriptor, spans)
         return cls._from_checked(descriptor, spans, owner, readonly)
 
     @classmethod
