@@ -17,7 +17,9 @@ from hurray import Descriptor, Part, Tensor
 from hurray.dtypes import DTYPES
 from hurray.errors import HurrayError, UnsupportedError
 from hurray.packing import pack, pack_tensor
+from support.torch_warnings import QUIET_TORCH
 
+pytestmark = QUIET_TORCH
 
 
 def make(dtype, shape, arrays, parts, **layout):
@@ -130,14 +132,6 @@ def test_complex_is_refused(dtype):
 # ---- affine: PyTorch -----------------------------------------------------
 
 TORCH_TYPES = {"int8": torch.qint8, "uint8": torch.quint8, "int32": torch.qint32}
-
-
-@pytest.fixture(autouse=True)
-def _quiet_torch():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*quantize_per_.*deprecated", category=UserWarning)
-        warnings.filterwarnings("ignore", message=".*quantized tensor creation.*", category=UserWarning)
-        yield
 
 
 @pytest.mark.parametrize("name", TORCH_TYPES)

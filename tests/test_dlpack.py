@@ -338,17 +338,29 @@ def test_numpy_consumes_views_zero_copy(view):
         assert source[(0,) * source.ndim] == -1.0
 
 
-def test_numpy_keeps_the_tensor_alive_then_lets_it_go():
-    tensor = from_numpy(np.arange(8, dtype=np.int16))
+def assert_kept_alive_then_let_go(make_tensor, take, check):
+    """take(tensor)'s result keeps the tensor alive, and lets it go once dropped.
+
+    The tensor is made here, so that no frame of the caller holds it.
+    """
+    tensor = make_tensor()
     ref = weakref.ref(tensor)
-    out = np.from_dlpack(tensor)
+    out = take(tensor)
     del tensor
     gc.collect()
     assert ref() is not None
-    np.testing.assert_array_equal(out, np.arange(8, dtype=np.int16))
+    check(out)
     del out
     gc.collect()
     assert ref() is None
+
+
+def test_numpy_keeps_the_tensor_alive_then_lets_it_go():
+    assert_kept_alive_then_let_go(
+        lambda: from_numpy(np.arange(8, dtype=np.int16)),
+        np.from_dlpack,
+        lambda out: np.testing.assert_array_equal(out, np.arange(8, dtype=np.int16)),
+    )
 
 
 def test_unconsumed_capsule_releases_the_tensor():
@@ -388,9 +400,13 @@ def dl_counters():
     return _dlpack._owner_counters()
 
 
-@pytest.mark.parametrize("consumer", ["numpy", "torch"])
+# The DLPack consumers the lifetime tests hand hurray tensors to, by name.
+CONSUMERS = {"numpy": np.from_dlpack, "torch": torch.from_dlpack}
+
+
+@pytest.mark.parametrize("consumer", CONSUMERS)
 def test_each_export_is_released_exactly_once(consumer):
-    take = np.from_dlpack if consumer == "numpy" else torch.from_dlpack
+    take = CONSUMERS[consumer]
     tensor = from_numpy(np.arange(6, dtype=np.float32))
     refs = sys.getrefcount(tensor)
     before = dl_counters()
@@ -411,12 +427,12 @@ def test_each_export_is_released_exactly_once(consumer):
     assert sys.getrefcount(tensor) == refs
 
 
-@pytest.mark.parametrize("consumer", ["numpy", "torch"])
+@pytest.mark.parametrize("consumer", CONSUMERS)
 def test_deleter_keeps_a_pending_exception(consumer):
     # The consumer's tensor, and so the producer's deleter, goes while the
     # subscript's TypeError is set; the deleter drops the last reference to
     # the producer tensor with it pending.
-    take = np.from_dlpack if consumer == "numpy" else torch.from_dlpack
+    take = CONSUMERS[consumer]
     tensor = from_numpy(np.arange(6, dtype=np.float32))
     ref = weakref.ref(tensor)
     before = dl_counters()
@@ -497,7 +513,7 @@ def test_reference_cycle_through_a_capsule_is_not_collected(kept):
     if kept == "capsule":
         camera.kept = camera.tensor.__dlpack__(max_version=(1, 1))
     else:
-        camera.kept = (np.from_dlpack if kept == "numpy" else torch.from_dlpack)(camera.tensor)
+        camera.kept = CONSUMERS[kept](camera.tensor)
     ref = weakref.ref(camera)
     before = dl_counters()
     del camera
@@ -555,16 +571,12 @@ def test_torch_consumes_zero_size_and_0d():
 
 
 def test_torch_keeps_the_tensor_alive_then_lets_it_go():
-    tensor = from_numpy(np.arange(6, dtype=ml_dtypes.float8_e4m3fn))
-    ref = weakref.ref(tensor)
-    out = torch.from_dlpack(tensor)
-    del tensor
-    gc.collect()
-    assert ref() is not None
-    assert out.to(torch.float32).tolist() == [0, 1, 2, 3, 4, 5]
-    del out
-    gc.collect()
-    assert ref() is None
+    def check(out):
+        assert out.to(torch.float32).tolist() == [0, 1, 2, 3, 4, 5]
+
+    assert_kept_alive_then_let_go(
+        lambda: from_numpy(np.arange(6, dtype=ml_dtypes.float8_e4m3fn)), torch.from_dlpack, check
+    )
 
 
 # ---- numpy -> hurray -----------------------------------------------------

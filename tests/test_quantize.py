@@ -5,7 +5,6 @@ from its docstring, and its dequantization against torch or a plain loop.
 """
 import gc
 import math
-import warnings
 
 import ml_dtypes
 import numpy as np
@@ -15,14 +14,9 @@ import torch
 from hurray import HurrayError
 from hurray.errors import InvalidArgumentError, UnsupportedError
 from hurray.quantize import quantize_affine, quantize_mx, quantize_nvfp4
+from support.torch_warnings import QUIET_TORCH
 
-
-@pytest.fixture(autouse=True)
-def _quiet_torch():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*quantized tensor creation.*", category=UserWarning)
-        warnings.filterwarnings("ignore", message=".*quantize_per_.*deprecated", category=UserWarning)
-        yield
+pytestmark = QUIET_TORCH
 
 
 def data(shape, seed=0):
