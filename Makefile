@@ -1,6 +1,6 @@
 # make docs  -- build libhurray and the package into .venv, render the site (warnings are errors)
 # make test  -- the same set-up, then the whole pytest suite, docs included
-# make bench -- the benchmarks
+# make bench -- the benchmarks (make fuzz, make soak: see below)
 
 PYTHON ?= python3
 VENV   := .venv
