@@ -253,14 +253,6 @@ static void read_fields(HurrayDescriptor *desc, const uint8_t *bytes)
     }
 }
 
-#define TRY(expr)                                  \
-    do {                                           \
-        HurrayStatus try_status_ = (expr);         \
-        if (try_status_ != HURRAY_OK) {            \
-            return try_status_;                    \
-        }                                          \
-    } while (0)
-
 HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, HurrayDescriptor **out)
 {
     if (out == NULL) {
@@ -276,8 +268,8 @@ HurrayStatus hurray_descriptor_decode(const uint8_t *bytes, uint64_t len, Hurray
                             "descriptor: truncated: %" PRIu64 " bytes, the header alone takes %u",
                             len, HURRAY__DESCRIPTOR_HEADER_LEN);
     }
-    TRY(check_frame(bytes, len));
-    TRY(check_sizes(bytes, len));
+    HURRAY__TRY(check_frame(bytes, len));
+    HURRAY__TRY(check_sizes(bytes, len));
     uint32_t rank = bytes[8];
     HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
     if (desc == NULL) {

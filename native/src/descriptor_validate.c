@@ -314,14 +314,6 @@ static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
     return HURRAY_OK;
 }
 
-#define TRY(expr)                                  \
-    do {                                           \
-        HurrayStatus try_status_ = (expr);         \
-        if (try_status_ != HURRAY_OK) {            \
-            return try_status_;                    \
-        }                                          \
-    } while (0)
-
 #define PARAMETER_ROLES                                                         \
     (HURRAY__ROLE_BIT(HURRAY_ROLE_SCALE) | HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT) | \
      HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE))
@@ -349,8 +341,8 @@ static HurrayStatus check_scheme_affine(const HurrayDescriptor *desc)
                             "(needs an integer or fp8 type)",
                             values->name);
     }
-    TRY(require_part(desc, HURRAY_ROLE_SCALE));
-    TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE)));
+    HURRAY__TRY(require_part(desc, HURRAY_ROLE_SCALE));
+    HURRAY__TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE)));
     const struct hurray__dtype_info *scale = dtype_of(desc, HURRAY_ROLE_SCALE);
     if (scale->kind != HURRAY__KIND_FLOAT) {
         return hurray__fail(INVALID,
@@ -385,9 +377,9 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             "fp8, fp6, fp4 or int8 type)",
                             hurray__dtype_name(values));
     }
-    TRY(require_part(desc, HURRAY_ROLE_SCALE));
-    TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)));
-    TRY(check_axis(desc));
+    HURRAY__TRY(require_part(desc, HURRAY_ROLE_SCALE));
+    HURRAY__TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)));
+    HURRAY__TRY(check_axis(desc));
     const HurrayDescriptorPart *scale = part(desc, HURRAY_ROLE_SCALE);
     if (scale->dtype == HURRAY_DTYPE_FLOAT8_E8M0FNU) {
         /* OCP Microscaling v1.0 */
@@ -444,7 +436,7 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
     if (!hurray__ggml_block(desc->ggml_type, &block_elements, &block_bytes)) {
         return hurray__fail(INVALID, "descriptor: ggml type: missing (scheme ggml needs one)");
     }
-    TRY(forbid_parts(desc, PARAMETER_ROLES));
+    HURRAY__TRY(forbid_parts(desc, PARAMETER_ROLES));
     uint32_t values = part(desc, HURRAY_ROLE_VALUES)->dtype;
     if (values != HURRAY_DTYPE_UINT8) {
         return hurray__fail(INVALID,
@@ -475,22 +467,22 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
 
 HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
 {
-    TRY(check_codes(desc));
+    HURRAY__TRY(check_codes(desc));
     if (!(desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES))) {
         return hurray__fail(INVALID, "descriptor: part values: missing");
     }
     uint32_t buffer_count = 0;
-    TRY(buffer_indices(desc, &buffer_count));
+    HURRAY__TRY(buffer_indices(desc, &buffer_count));
     HurrayShapeFacts shape = {0}; /* set by the walk; zeroed for the compiler's sake */
-    TRY(hurray__descriptor_walk_shape(desc, &shape));
-    TRY(check_values(desc));
-    TRY(check_zero_fields(desc));
-    TRY(check_parameter_parts(desc));
+    HURRAY__TRY(hurray__descriptor_walk_shape(desc, &shape));
+    HURRAY__TRY(check_values(desc));
+    HURRAY__TRY(check_zero_fields(desc));
+    HURRAY__TRY(check_parameter_parts(desc));
     switch (desc->scheme) {
-    case HURRAY_SCHEME_NONE: TRY(check_scheme_none(desc)); break;
-    case HURRAY_SCHEME_AFFINE: TRY(check_scheme_affine(desc)); break;
-    case HURRAY_SCHEME_MICROSCALING: TRY(check_scheme_microscaling(desc)); break;
-    default: TRY(check_scheme_ggml(desc)); break;
+    case HURRAY_SCHEME_NONE: HURRAY__TRY(check_scheme_none(desc)); break;
+    case HURRAY_SCHEME_AFFINE: HURRAY__TRY(check_scheme_affine(desc)); break;
+    case HURRAY_SCHEME_MICROSCALING: HURRAY__TRY(check_scheme_microscaling(desc)); break;
+    default: HURRAY__TRY(check_scheme_ggml(desc)); break;
     }
     /* Last: the reach of each part, which the rules above make well
      * defined. The bytes themselves are for check_buffers. */
@@ -498,7 +490,7 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (desc->part_mask & HURRAY__ROLE_BIT(role)) {
             uint64_t before, after;
-            TRY(hurray__descriptor_part_reach(desc, role, &shape, &before, &after));
+            HURRAY__TRY(hurray__descriptor_part_reach(desc, role, &shape, &before, &after));
         }
     }
     return HURRAY_OK;
