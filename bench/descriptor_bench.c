@@ -14,6 +14,10 @@
 
 #include "hurray.h"
 
+/* The package's own DLPack declarations, so the baseline writes exactly
+ * the struct a real producer writes. */
+#include "../src/hurray/dlpack_abi.h"
+
 #define ROUNDS 40
 #define CALLS 40000 /* per case and round */
 
@@ -27,35 +31,6 @@ static double now_ns(void)
 static volatile uint64_t sink;
 
 /* ---- the baseline ---------------------------------------------------- */
-
-/* DLPack's structs, with its field order and types (LP64: 80 bytes), so
- * the baseline writes what a real producer writes. */
-typedef struct {
-    uint32_t major, minor;
-} DLPackVersion;
-typedef struct {
-    int32_t device_type, device_id;
-} DLDevice;
-typedef struct {
-    uint8_t code, bits;
-    uint16_t lanes;
-} DLDataType;
-typedef struct {
-    void *data;
-    DLDevice device;
-    int32_t ndim;
-    DLDataType dtype;
-    int64_t *shape;
-    int64_t *strides;
-    uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensorVersioned {
-    DLPackVersion version;
-    void *manager_ctx;
-    void (*deleter)(struct DLManagedTensorVersioned *self);
-    uint64_t flags;
-    DLTensor dl_tensor;
-} DLManagedTensorVersioned;
 
 static void free_managed(DLManagedTensorVersioned *self)
 {
