@@ -426,11 +426,20 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
 
 /* ---- consume ----------------------------------------------------------- */
 
+/* What check_capsule proved, for the consumer to take. */
+typedef struct CheckedCapsule {
+    HurrayBufferList *list;
+    HurrayTensorContext *ctx;
+    uint32_t version;
+    const uint8_t *descriptor; /* borrowed from ctx */
+    uint64_t descriptor_len;
+    uint64_t buffer_count;
+} CheckedCapsule;
+
 /* Everything a consumer checks before it takes ownership (D-NB2), in
  * order. Touches nothing it has not checked, changes nothing, and
  * allocates no Python object unless it fails. */
-static int check_capsule(PyObject *capsule, HurrayBufferList **out_list,
-                         HurrayTensorContext **out_ctx, uint32_t *out_version)
+static int check_capsule(PyObject *capsule, CheckedCapsule *out)
 {
     if (!PyCapsule_CheckExact(capsule)) {
         raise_error("CapsuleError", HURRAY_OK, "expected a PyCapsule named '%s', got %.100s",
@@ -499,9 +508,14 @@ static int check_capsule(PyObject *capsule, HurrayBufferList **out_list,
         raise_status(status, "checking the capsule's buffers against its descriptor");
         return -1;
     }
-    *out_list = list;
-    *out_ctx = ctx;
-    *out_version = version;
+    uint64_t count = 0;
+    (void)hurray_buffer_list_len(list, &count); /* cannot fail on a checked list */
+    out->list = list;
+    out->ctx = ctx;
+    out->version = version;
+    out->descriptor = bytes;
+    out->descriptor_len = len;
+    out->buffer_count = count;
     return 0;
 }
 
@@ -574,10 +588,8 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     holder->buffer_count = 0;
     holder->weakrefs = NULL;
 
-    HurrayBufferList *list = NULL;
-    HurrayTensorContext *ctx = NULL;
-    uint32_t version = 0;
-    if (check_capsule(capsule, &list, &ctx, &version) < 0) {
+    CheckedCapsule checked;
+    if (check_capsule(capsule, &checked) < 0) {
         Py_DECREF(holder);
         return NULL;
     }
@@ -587,33 +599,26 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
         Py_DECREF(holder); /* unreachable for a checked capsule */
         return NULL;
     }
-    holder->list = list;
-    holder->ctx = ctx;
-    uint64_t count = 0;
-    (void)hurray_buffer_list_len(list, &count); /* cannot fail on a checked list */
-    holder->buffer_count = count;
+    holder->list = checked.list;
+    holder->ctx = checked.ctx;
+    holder->buffer_count = checked.buffer_count;
 
-    /* From here a failure just drops holder, which frees both handles. */
-    const uint8_t *bytes = NULL;
-    uint64_t len = 0;
-    HurrayStatus status = hurray_tensor_context_descriptor(ctx, &bytes, &len);
-    if (status != HURRAY_OK) {
-        Py_DECREF(holder);
-        return raise_status(status, "reading the descriptor from the capsule context");
-    }
-    PyObject *descriptor = PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len);
+    /* From here a failure just drops holder, which frees both handles. The
+     * descriptor bytes are the context's, which holder now keeps alive. */
+    PyObject *descriptor = PyBytes_FromStringAndSize((const char *)checked.descriptor,
+                                                     (Py_ssize_t)checked.descriptor_len);
     if (descriptor == NULL) {
         Py_DECREF(holder);
         return NULL;
     }
-    PyObject *spans = read_spans(list, count);
+    PyObject *spans = read_spans(checked.list, checked.buffer_count);
     if (spans == NULL) {
         Py_DECREF(descriptor);
         Py_DECREF(holder);
         return NULL;
     }
     PyObject *result = PyTuple_New(4);
-    PyObject *abi = PyLong_FromUnsignedLong(version);
+    PyObject *abi = PyLong_FromUnsignedLong(checked.version);
     if (result == NULL || abi == NULL) {
         Py_XDECREF(result);
         Py_XDECREF(abi);

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _dlpack
 from . import dtypes as _dtypes
-from ._checks import check_spans
+from ._checks import check_spans, reach
 from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import CapsuleError, HurrayError
@@ -185,15 +185,9 @@ def _plan_of(desc):
 
 def _reach_bits(shape, strides, width):
     """(lowest, end) bit positions the view reaches, relative to element 0."""
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return 0, 0
-        step = (n - 1) * s
-        if step < 0:
-            lo += step
-        else:
-            hi += step
+    if 0 in shape:
+        return 0, 0
+    lo, hi = reach(shape, strides)
     return lo * width, (hi + 1) * width
 
 
