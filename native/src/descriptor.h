@@ -107,6 +107,17 @@ static inline HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
  * names the field. */
 HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc);
 
+/* What a successful check computed on the way: check_buffers needs exactly
+ * these, so it takes them from the check instead of working them out again. */
+typedef struct HurrayDescriptorFacts {
+    uint32_t buffer_count;
+    uint64_t before[HURRAY_MAX_PARTS]; /* per role - 1: the part's reach */
+    uint64_t after[HURRAY_MAX_PARTS];
+} HurrayDescriptorFacts;
+
+HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
+                                            HurrayDescriptorFacts *out);
+
 /* The buffer count k: the parts' buffer indices must be exactly 0 .. k-1.
  * Fails with HURRAY_ERROR_INVALID_DESCRIPTOR on a gap. */
 HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count);

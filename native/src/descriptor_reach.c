@@ -131,19 +131,10 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
                             "hurray_descriptor_check_buffers: list is NULL");
     }
-    /* A built descriptor may never have been validated; the reach below
-     * is only meaningful for one that is. */
-    HurrayStatus status = hurray__descriptor_check(desc);
-    if (status != HURRAY_OK) {
-        return status;
-    }
-    uint32_t buffer_count = 0;
-    status = hurray__descriptor_buffer_indices(desc, &buffer_count);
-    if (status != HURRAY_OK) {
-        return status;
-    }
-    HurrayShapeFacts shape = {0};
-    status = hurray__descriptor_walk_shape(desc, &shape);
+    /* A built descriptor may never have been validated; the reach is only
+     * meaningful for one that is, and the check computes it on the way. */
+    HurrayDescriptorFacts facts;
+    HurrayStatus status = hurray__descriptor_check_facts(desc, &facts);
     if (status != HURRAY_OK) {
         return status;
     }
@@ -152,19 +143,15 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
     if (status != HURRAY_OK) {
         return status;
     }
-    if (list_len != buffer_count) {
+    if (list_len != facts.buffer_count) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
                             "descriptor: the buffer list holds %" PRIu64
                             " buffers but the descriptor uses %u",
-                            list_len, (unsigned)buffer_count);
+                            list_len, (unsigned)facts.buffer_count);
     }
     for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
         uint32_t role = hurray__role_of_bit(parts);
-        uint64_t before = 0, after = 0;
-        status = hurray__descriptor_part_reach(desc, role, &shape, &before, &after);
-        if (status != HURRAY_OK) {
-            return status;
-        }
+        uint64_t before = facts.before[role - 1], after = facts.after[role - 1];
         if (before == 0 && after == 0) {
             continue; /* no elements, no bytes */
         }

@@ -467,12 +467,18 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
 
 HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
 {
+    HurrayDescriptorFacts facts;
+    return hurray__descriptor_check_facts(desc, &facts);
+}
+
+HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
+                                            HurrayDescriptorFacts *out)
+{
     HURRAY__TRY(check_codes(desc));
     if (!(desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES))) {
         return hurray__fail(INVALID, "descriptor: part values: missing");
     }
-    uint32_t buffer_count = 0;
-    HURRAY__TRY(buffer_indices(desc, &buffer_count));
+    HURRAY__TRY(buffer_indices(desc, &out->buffer_count));
     HurrayShapeFacts shape = {0}; /* set by the walk; zeroed for the compiler's sake */
     HURRAY__TRY(hurray__descriptor_walk_shape(desc, &shape));
     HURRAY__TRY(check_values(desc));
@@ -489,8 +495,8 @@ HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
     HURRAY__UNROLL_ROLES
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (desc->part_mask & HURRAY__ROLE_BIT(role)) {
-            uint64_t before, after;
-            HURRAY__TRY(hurray__descriptor_part_reach(desc, role, &shape, &before, &after));
+            HURRAY__TRY(hurray__descriptor_part_reach(desc, role, &shape, &out->before[role - 1],
+                                                      &out->after[role - 1]));
         }
     }
     return HURRAY_OK;
