@@ -17,7 +17,12 @@
  *     every part are read, in buffers malloc'ed to their exact length so
  *     that ASan sees a one-byte overrun;
  *  4. the context version check reads 8 bytes and nothing more, and every
- *     other context call refuses a foreign header without reading on.
+ *     other context call refuses a foreign header without reading on;
+ *  5. the quick acceptance (native/src/descriptor_accept.c) never says
+ *     valid where the full check refuses, and agrees with it on the facts
+ *     (tests/c/accept_compare.h), for a descriptor struct filled straight
+ *     from the input's header, dimension and part fields -- before any of
+ *     decode's own checks, so every field value reaches both.
  *
  * Tail layout: tail[0] bits 0-1 pick the buffer-list length (0/3 exact, 1
  * one short, 2 one extra); tail[1 + i] sizes buffer i: low 2 bits 0 exact,
@@ -46,6 +51,10 @@ typedef __int128 wide;
             abort();                                            \
         }                                                       \
     } while (0)
+
+/* Property 5 reads the library's internal header (-Inative/src). */
+#define ACCEPT_REQUIRE(cond, what) REQUIRE(cond, "%s", what)
+#include "../tests/c/accept_compare.h"
 
 /* Element count and byte size of one GGML block, from ggml-common.h; kept
  * here rather than asked of the library, so the reach below is checked
@@ -430,6 +439,48 @@ static void check_context_header(const uint8_t *data, size_t len)
     free(header);
 }
 
+static uint64_t get_le(const uint8_t *p, int n);
+
+/* Property 5: the input laid into a descriptor struct as decode lays it
+ * (header fields, then rank dimensions and strides, then part records
+ * whose role byte picks the slot), but with none of decode's checks: the
+ * rank is taken modulo 65, unknown roles are skipped, and input too short
+ * reads as zeros. */
+static void check_quick_acceptance(const uint8_t *data, size_t size)
+{
+    uint8_t b[HURRAY_MAX_DESCRIPTOR_LEN];
+    memset(b, 0, sizeof b);
+    memcpy(b, data, size < sizeof b ? size : sizeof b);
+    uint32_t rank = b[8] % (HURRAY_MAX_RANK + 1);
+    HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
+    REQUIRE(desc != NULL, "malloc");
+    desc->byte_order = b[9];
+    desc->packing = b[10];
+    desc->scheme = b[11];
+    desc->granularity = b[12];
+    desc->axis = (uint32_t)get_le(b + 16, 4);
+    desc->ggml_type = (uint32_t)get_le(b + 20, 4);
+    desc->block_size = get_le(b + 24, 8);
+    for (uint32_t k = 0; k < rank; k++) {
+        desc->shape[k] = get_le(b + 32 + 8 * k, 8);
+        desc->strides[k] = (int64_t)get_le(b + 32 + 8 * (rank + k), 8);
+    }
+    desc->part_mask = 0;
+    const uint8_t *p = b + 32 + 16 * rank; /* four records fit: 32 + 16 * 64 + 64 = 1120 */
+    for (uint32_t i = 0; i < HURRAY_MAX_PARTS && i < b[13]; i++, p += 16) {
+        uint32_t role = p[0];
+        if (role < HURRAY_ROLE_VALUES || role > HURRAY_ROLE_GLOBAL_SCALE) {
+            continue;
+        }
+        desc->part_mask |= (uint8_t)HURRAY__ROLE_BIT(role);
+        desc->parts[role - 1] = (HurrayDescriptorPart){
+            .dtype = p[1], .layout = p[2], .buffer_index = get_le(p + 4, 4), .byte_offset = get_le(p + 8, 8)};
+    }
+    AcceptTally tally = {0, 0, 0};
+    accept_compare(desc, &tally);
+    hurray_descriptor_destroy(&desc);
+}
+
 /* Property 2, for the context: it keeps an exact copy of the bytes. */
 static void check_context_copy(const uint8_t *data, size_t len)
 {
@@ -453,6 +504,7 @@ static void check_context_copy(const uint8_t *data, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_context_header(data, size);
+    check_quick_acceptance(data, size);
 
     /* The whole input: decode must refuse anything with a tail, and accept
      * only what re-encodes to the input. */

@@ -36,8 +36,8 @@ from support.cbuild import (
 VECTORS = ROOT / "tests" / "vectors"
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
 # The sources this test owns; each must compile alone under the strict flags.
-CODEC_SOURCES = ["dtype.c", "descriptor_build.c", "descriptor_validate.c", "descriptor_codec.c",
-                 "descriptor_reach.c"]
+CODEC_SOURCES = ["dtype.c", "descriptor_build.c", "descriptor_validate.c", "descriptor_accept.c",
+                 "descriptor_codec.c", "descriptor_reach.c"]
 # The bit flips alone make hundreds of thousands of checks; a count this low
 # means whole sections stopped running.
 MIN_CHECKS = 100_000
@@ -91,6 +91,30 @@ def test_codec_sources_compile_cleanly(tmp_path, optimization):
     for name in CODEC_SOURCES:
         run_checked([CC, *STRICT, optimization, "-I", str(NATIVE / "include"), "-c",
                      str(NATIVE / "src" / name), "-o", str(tmp_path / (name + ".o"))], timeout=120)
+
+
+# ---- test_accept.c: the quick path against the full check ---------------
+
+# test_accept.c reads the library's internal header, so it is always built
+# with the sources compiled in; at -O2 because the quick path exists for the
+# optimiser's sake, and under the sanitizers.
+ACCEPT_FLAGS = [*STRICT, "-I", str(NATIVE / "src")]
+ACCEPT_MIN_CHECKS = 1_000_000
+
+
+def test_quick_acceptance_agrees_with_the_full_check(tmp_path):
+    exe = tmp_path / "test_accept"
+    run_checked([CC, *ACCEPT_FLAGS, "-O2", "-I", str(NATIVE / "include"), str(C_TESTS / "test_accept.c"),
+                 *library_sources(), "-o", str(exe)], timeout=300)
+    result = run_checked([str(exe)], timeout=120)
+    assert "quick path:" in result.stdout
+    assert_checks_passed(result, "test_accept", ACCEPT_MIN_CHECKS)
+
+
+def test_quick_acceptance_under_address_and_undefined_sanitizers(tmp_path):
+    exe = build_sanitized(C_TESTS / "test_accept.c", tmp_path / "test_accept_sanitized", ACCEPT_FLAGS,
+                          library_sources())
+    assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_accept", ACCEPT_MIN_CHECKS)
 
 
 # ---- golden vectors ------------------------------------------------------

@@ -102,11 +102,6 @@ static inline HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
 
 /* ---- descriptor_validate.c ---- */
 
-/* Every semantic rule of the spec, on a non-NULL descriptor; the one check
- * that decode, encode and check_buffers all run. Fails with a message that
- * names the field. */
-HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc);
-
 /* What a successful check computed on the way: check_buffers needs exactly
  * these, so it takes them from the check instead of working them out again. */
 typedef struct HurrayDescriptorFacts {
@@ -117,6 +112,35 @@ typedef struct HurrayDescriptorFacts {
 
 HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out);
+
+/* The same check, every rule in the spec's order, without first asking
+ * hurray__descriptor_accept: what check_facts falls back to, and what the
+ * tests compare the quick answer with. */
+HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,
+                                            HurrayDescriptorFacts *out);
+
+/* ---- descriptor_accept.c ---- */
+
+/* true: every rule holds. false: the full check must decide (the
+ * descriptor may still be valid), and a message may have been set, which
+ * the full check then replaces. */
+bool hurray__descriptor_accept(const HurrayDescriptor *desc);
+
+/* The same verdict; on true, *out is what hurray__descriptor_check_facts
+ * gives (for absent roles, before and after are zero). */
+bool hurray__descriptor_accept_facts(const HurrayDescriptor *desc, HurrayDescriptorFacts *out);
+
+/* Every semantic rule of the spec, on a non-NULL descriptor; the one check
+ * that decode, encode and check_buffers all run. Fails with a message that
+ * names the field. Inline, so that decode asks the quick path directly. */
+static inline HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
+{
+    if (hurray__descriptor_accept(desc)) {
+        return HURRAY_OK;
+    }
+    HurrayDescriptorFacts facts;
+    return hurray__descriptor_check_rules(desc, &facts);
+}
 
 /* The buffer count k: the parts' buffer indices must be exactly 0 .. k-1.
  * Fails with HURRAY_ERROR_INVALID_DESCRIPTOR on a gap. */

@@ -8,9 +8,11 @@
  * fits before strides are compared, and the cross-field rules hold before
  * the reach of each part is computed.
  *
- * Decode runs all of this on every exchange, so the checks share what they
- * work out (which parts exist, the element count) instead of each finding it
- * again.
+ * Decode runs this on every exchange, so the checks share what they work
+ * out (which parts exist, the element count) instead of each finding it
+ * again. Most descriptors do not get this far: the quick acceptance in
+ * descriptor_accept.c says "valid" first, and this full check, the one
+ * definition of the rules, decides the rest (docs/adr/ADR-038).
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -465,13 +467,16 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
     return HURRAY_OK;
 }
 
-HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
+HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
+                                            HurrayDescriptorFacts *out)
 {
-    HurrayDescriptorFacts facts;
-    return hurray__descriptor_check_facts(desc, &facts);
+    if (hurray__descriptor_accept_facts(desc, out)) {
+        return HURRAY_OK;
+    }
+    return hurray__descriptor_check_rules(desc, out);
 }
 
-HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
+HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out)
 {
     HURRAY__TRY(check_codes(desc));
