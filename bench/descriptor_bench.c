@@ -82,17 +82,27 @@ static double baseline_ns(long n)
 
 /* ---- the descriptor ---------------------------------------------------- */
 
-static int encode_example(uint8_t *out, uint64_t cap, uint64_t *len, int quantized)
+enum example { PLAIN, AFFINE, GGML };
+
+/* A 1024 x 1024 tensor: float32; int8 with a per-axis scale and zero
+ * point; or GGML q4_0 blocks. The first two take validation's quick path,
+ * GGML the full check (docs/adr/ADR-038-quick-acceptance.md). */
+static int encode_example(uint8_t *out, uint64_t cap, uint64_t *len, enum example kind)
 {
     uint64_t shape[2] = {1024, 1024};
+    static const uint32_t dtypes[] = {HURRAY_DTYPE_FLOAT32, HURRAY_DTYPE_INT8, HURRAY_DTYPE_UINT8};
     HurrayDescriptor *d = NULL;
-    if (hurray_descriptor_new(quantized ? HURRAY_DTYPE_INT8 : HURRAY_DTYPE_FLOAT32, 2, shape, &d))
+    if (hurray_descriptor_new(dtypes[kind], 2, shape, &d))
         return 1;
-    if (quantized
+    if (kind == AFFINE
         && (hurray_descriptor_set_quantization(d, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
                                                0, 0, 0)
             || hurray_descriptor_set_part(d, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT32, 1, 0, 0)
             || hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 2, 0, 0)))
+        return 1;
+    if (kind == GGML
+        && hurray_descriptor_set_quantization(d, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE, 0, 0,
+                                              HURRAY_GGML_Q4_0))
         return 1;
     HurrayStatus s = hurray_descriptor_encode(d, out, cap, len);
     hurray_descriptor_destroy(&d);
@@ -133,17 +143,19 @@ static double encode_ns(const uint8_t *bytes, uint64_t len, long n)
 
 int main(void)
 {
-    uint8_t plain[HURRAY_MAX_DESCRIPTOR_LEN], quant[HURRAY_MAX_DESCRIPTOR_LEN];
-    uint64_t plain_len = 0, quant_len = 0;
-    if (encode_example(plain, sizeof plain, &plain_len, 0) ||
-        encode_example(quant, sizeof quant, &quant_len, 1)) {
+    uint8_t plain[HURRAY_MAX_DESCRIPTOR_LEN], quant[HURRAY_MAX_DESCRIPTOR_LEN],
+        ggml[HURRAY_MAX_DESCRIPTOR_LEN];
+    uint64_t plain_len = 0, quant_len = 0, ggml_len = 0;
+    if (encode_example(plain, sizeof plain, &plain_len, PLAIN) ||
+        encode_example(quant, sizeof quant, &quant_len, AFFINE) ||
+        encode_example(ggml, sizeof ggml, &ggml_len, GGML)) {
         fprintf(stderr, "encode failed: %s\n", hurray_last_error_message());
         return 1;
     }
-    enum { BASE, DECODE_PLAIN, DECODE_QUANT, ENCODE_PLAIN, ENCODE_QUANT, CASES };
+    enum { BASE, DECODE_PLAIN, DECODE_QUANT, DECODE_GGML, ENCODE_PLAIN, ENCODE_QUANT, CASES };
     static const char *const names[CASES] = {"dlmanaged_tensor_baseline", "decode_destroy_plain",
-                                             "decode_destroy_quantized", "encode_plain",
-                                             "encode_quantized"};
+                                             "decode_destroy_quantized", "decode_destroy_ggml_q4_0",
+                                             "encode_plain", "encode_quantized"};
     double best[CASES];
     for (int c = 0; c < CASES; c++) {
         best[c] = 1e30;
@@ -153,6 +165,7 @@ int main(void)
             baseline_ns(CALLS),
             decode_ns(plain, plain_len, CALLS),
             decode_ns(quant, quant_len, CALLS),
+            decode_ns(ggml, ggml_len, CALLS),
             encode_ns(plain, plain_len, CALLS),
             encode_ns(quant, quant_len, CALLS),
         };
