@@ -54,6 +54,16 @@ static HurrayDescriptor *quantized(uint32_t dtype, uint32_t rank, const uint64_t
     return desc;
 }
 
+/* NVFP4: 4-bit values two to a byte, an e4m3 scale per 16 along axis 1. */
+static HurrayDescriptor *nvfp4(const uint64_t *matrix)
+{
+    HurrayDescriptor *desc =
+        quantized(HURRAY_DTYPE_FLOAT4_E2M1FN, 2, matrix, HURRAY_SCHEME_MICROSCALING,
+                  HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT8_E4M3FN);
+    CHECK_OK(hurray_descriptor_set_packing(desc, HURRAY_PACKING_LSB_FIRST));
+    return desc;
+}
+
 static size_t make_bases(Base *out)
 {
     static const uint64_t matrix[2] = {64, 32};
@@ -104,9 +114,7 @@ static size_t make_bases(Base *out)
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_PADDED));
     out[n++] = (Base){"OCP MX fp6 padded", 1, d};
 
-    d = quantized(HURRAY_DTYPE_FLOAT4_E2M1FN, 2, matrix, HURRAY_SCHEME_MICROSCALING,
-                  HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT8_E4M3FN);
-    CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
+    d = nvfp4(matrix);
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0, 0));
     out[n++] = (Base){"NVFP4, global scale", 1, d};
 
@@ -125,9 +133,7 @@ static size_t make_bases(Base *out)
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_GGML_SPLIT));
     out[n++] = (Base){"int4 ggml_split", 0, d};
 
-    d = quantized(HURRAY_DTYPE_FLOAT4_E2M1FN, 2, matrix, HURRAY_SCHEME_MICROSCALING,
-                  HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT8_E4M3FN);
-    CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
+    d = nvfp4(matrix);
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT8_E4M3FN, 1, 0,
                                         HURRAY_PART_LAYOUT_SWIZZLED_128X4));
     out[n++] = (Base){"NVFP4, swizzled scale", 0, d};
