@@ -474,7 +474,8 @@ static void check_quick_acceptance(const uint8_t *data, size_t size)
         }
         desc->part_mask |= (uint8_t)HURRAY__ROLE_BIT(role);
         desc->parts[role - 1] = (HurrayDescriptorPart){
-            .dtype = p[1], .layout = p[2], .buffer_index = get_le(p + 4, 4), .byte_offset = get_le(p + 8, 8)};
+            .dtype = p[1], .layout = p[2], .buffer_index = get_le(p + 4, 4),
+            .byte_offset = get_le(p + 8, 8)};
     }
     AcceptTally tally = {0, 0, 0};
     accept_compare(desc, &tally);

@@ -6,10 +6,11 @@
  * hurray__descriptor_check_facts asks this first. It answers true only when
  * every rule of descriptor_validate.c holds, and false for anything else:
  * an invalid descriptor, and also a valid one outside its reach (ggml_split
- * packing, a swizzled scale, a reach near 2^63). The full check then decides, and names the
- * first broken rule. The messages therefore come from one place, and a
- * wrong "true" is what the tests hunt: tests/c/test_accept.c compares the
- * two answers over every field, and the fuzzer on every input it makes.
+ * packing, a swizzled scale, a reach near 2^63). The full check then
+ * decides, and names the first broken rule. The messages therefore come
+ * from one place, and a wrong "true" is what the tests hunt:
+ * tests/c/test_accept.c compares the two answers over every field, and the
+ * fuzzer on every input it makes (docs/adr/ADR-038-quick-acceptance.md).
  *
  * It is quicker than the full check because it asks fewer questions: bit
  * sets of kinds instead of chains of compares, one test for all layouts,
@@ -27,7 +28,8 @@
 #define KINDS_ZERO_POINT                                                   \
     (BIT(HURRAY__KIND_INT) | BIT(HURRAY__KIND_FLOAT) | BIT(HURRAY__KIND_FP8) | \
      BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
-#define KINDS_MICROSCALED_VALUES (BIT(HURRAY__KIND_FP8) | BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
+#define KINDS_MICROSCALED_VALUES \
+    (BIT(HURRAY__KIND_FP8) | BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
 
 static inline const struct hurray__dtype_info *row_of(const HurrayDescriptor *desc, uint32_t role)
 {
@@ -71,7 +73,8 @@ static inline int is_row_major(const HurrayDescriptor *desc)
 }
 
 /* The scheme's parts, their dtypes and its granularity. */
-static inline __attribute__((always_inline)) int scheme_holds(const HurrayDescriptor *desc, const struct hurray__dtype_info *values)
+static inline __attribute__((always_inline)) int scheme_holds(
+    const HurrayDescriptor *desc, const struct hurray__dtype_info *values)
 {
     uint32_t mask = desc->part_mask;
     uint32_t granularity = desc->granularity;
@@ -99,7 +102,8 @@ static inline __attribute__((always_inline)) int scheme_holds(const HurrayDescri
         }
         uint32_t values_dtype = desc->parts[HURRAY_ROLE_VALUES - 1].dtype;
         uint32_t scale_dtype = desc->parts[HURRAY_ROLE_SCALE - 1].dtype;
-        int ok = ((KINDS_MICROSCALED_VALUES >> values->kind) & 1) || values_dtype == HURRAY_DTYPE_INT8;
+        int ok = ((KINDS_MICROSCALED_VALUES >> values->kind) & 1) ||
+                 values_dtype == HURRAY_DTYPE_INT8;
         /* OCP MX, or NVFP4 */
         ok &= (scale_dtype == HURRAY_DTYPE_FLOAT8_E8M0FNU && desc->block_size == 32) ||
               (scale_dtype == HURRAY_DTYPE_FLOAT8_E4M3FN && desc->block_size == 16 &&
@@ -140,8 +144,9 @@ static __attribute__((noinline)) bool accept_ggml(const HurrayDescriptor *desc,
 {
     const HurrayDescriptorPart *values = &desc->parts[HURRAY_ROLE_VALUES - 1];
     uint64_t block_elements, block_bytes;
-    if (desc->scheme != HURRAY_SCHEME_GGML || desc->part_mask != VALUES_ONLY || values->dtype != HURRAY_DTYPE_UINT8 ||
-        values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR || values->buffer_index != 0 ||
+    if (desc->scheme != HURRAY_SCHEME_GGML || desc->part_mask != VALUES_ONLY ||
+        values->dtype != HURRAY_DTYPE_UINT8 || values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR ||
+        values->buffer_index != 0 ||
         desc->packing != HURRAY_PACKING_NONE || desc->byte_order != HURRAY_BYTE_ORDER_LITTLE ||
         desc->granularity != HURRAY_GRANULARITY_NONE || desc->axis != 0 ||
         desc->block_size != 0 || desc->rank > HURRAY_MAX_RANK ||
@@ -168,9 +173,8 @@ static __attribute__((noinline)) bool accept_ggml(const HurrayDescriptor *desc,
 }
 
 /* The verdict for every scheme but GGML, and with out != NULL the facts
- * too. Always inlined into the
- * two entry points below, so the verdict alone (what decode and encode ask)
- * compiles without the facts' arithmetic. */
+ * too. Always inlined into the two entry points below, so the verdict alone
+ * (what decode and encode ask) compiles without the facts' arithmetic. */
 static inline __attribute__((always_inline)) bool accept(const HurrayDescriptor *desc,
                                                          HurrayDescriptorFacts *out)
 {

@@ -98,7 +98,8 @@ static size_t make_bases(Base *out)
     d = quantized(HURRAY_DTYPE_INT4, 2, matrix, HURRAY_SCHEME_AFFINE,
                   HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT16);
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
-    CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_FLOAT8_E4M3FN, 1, 4096, 0));
+    CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_FLOAT8_E4M3FN, 1,
+                                        4096, 0));
     out[n++] = (Base){"affine int4 per block, fp8 zero point", 1, d};
 
     out[n++] = (Base){"affine fp8 per tensor", 1,
@@ -115,7 +116,8 @@ static size_t make_bases(Base *out)
     out[n++] = (Base){"OCP MX fp6 padded", 1, d};
 
     d = nvfp4(matrix);
-    CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0, 0));
+    CHECK_OK(
+        hurray_descriptor_set_part(d, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0, 0));
     out[n++] = (Base){"NVFP4, global scale", 1, d};
 
     d = plain(HURRAY_DTYPE_UINT8, 2, (const uint64_t[2]){4, 64});
@@ -152,7 +154,8 @@ static void fill_absent_parts(HurrayDescriptor *desc)
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             desc->parts[role - 1] = (HurrayDescriptorPart){
-                .dtype = HURRAY_DTYPE_FLOAT32, .layout = 0, .buffer_index = role - 1, .byte_offset = 0};
+                .dtype = HURRAY_DTYPE_FLOAT32, .layout = 0, .buffer_index = role - 1,
+                .byte_offset = 0};
         }
     }
 }
