@@ -110,6 +110,8 @@ typedef struct HurrayDescriptorFacts {
     uint64_t after[HURRAY_MAX_PARTS];
 } HurrayDescriptorFacts;
 
+/* hurray__descriptor_check, keeping the facts: the quick path first, then,
+ * if it declines, the full check. */
 HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out);
 
