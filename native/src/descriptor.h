@@ -230,9 +230,22 @@ static inline HurrayStatus hurray__descriptor_walk_shape(const HurrayDescriptor 
  * like hurray__descriptor_walk_shape. */
 HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, int64_t *out);
 
-/* 1 when desc->strides are exactly the row-major contiguous ones. Needs a
- * shape hurray__descriptor_walk_shape accepted. */
-int hurray__descriptor_is_row_major(const HurrayDescriptor *desc);
+/* 1 when desc->strides are exactly the row-major contiguous ones (a zero
+ * dimension steps as one). Needs a shape hurray__descriptor_walk_shape
+ * accepted: then no product here can overflow, and none is checked. Inline,
+ * compared as it goes: GGML descriptors take it on every decode. */
+static inline int hurray__descriptor_is_row_major(const HurrayDescriptor *desc)
+{
+    uint64_t step = 1;
+    for (uint32_t k = desc->rank; k-- > 0;) {
+        if ((uint64_t)desc->strides[k] != step) {
+            return 0;
+        }
+        uint64_t dim = desc->shape[k];
+        step *= dim == 0 ? 1 : dim;
+    }
+    return 1;
+}
 
 static inline uint64_t hurray__bits_to_bytes(uint64_t bits)
 {

@@ -57,21 +57,6 @@ static inline int last_dimension_divides(const HurrayDescriptor *desc, uint64_t 
     return desc->rank > 0 && desc->shape[desc->rank - 1] % unit == 0;
 }
 
-/* The strides are exactly the row-major contiguous ones (a zero dimension
- * steps as one). Needs a shape the walk accepted, so no product overflows. */
-static inline int is_row_major(const HurrayDescriptor *desc)
-{
-    uint64_t step = 1;
-    for (uint32_t k = desc->rank; k-- > 0;) {
-        if ((uint64_t)desc->strides[k] != step) {
-            return 0;
-        }
-        uint64_t dim = desc->shape[k];
-        step *= dim == 0 ? 1 : dim;
-    }
-    return 1;
-}
-
 /* The scheme's parts, their dtypes and its granularity. */
 static inline __attribute__((always_inline)) int scheme_holds(
     const HurrayDescriptor *desc, const struct hurray__dtype_info *values)
@@ -155,7 +140,7 @@ static __attribute__((noinline)) bool accept_ggml(const HurrayDescriptor *desc,
         return false;
     }
     HurrayShapeFacts shape = {0}; /* set by the walk; zeroed for the compiler's sake */
-    if (hurray__descriptor_walk_shape(desc, &shape) != HURRAY_OK || !is_row_major(desc) ||
+    if (hurray__descriptor_walk_shape(desc, &shape) != HURRAY_OK || !hurray__descriptor_is_row_major(desc) ||
         shape.element_count > HURRAY__REACH_ALWAYS_FITS) {
         return false;
     }

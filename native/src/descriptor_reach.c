@@ -33,20 +33,6 @@ HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, 
     return HURRAY_OK;
 }
 
-int hurray__descriptor_is_row_major(const HurrayDescriptor *desc)
-{
-    int64_t expected[HURRAY_MAX_RANK];
-    if (hurray__descriptor_row_major_strides(desc, expected) != HURRAY_OK) {
-        return 0;
-    }
-    for (uint32_t k = 0; k < desc->rank; k++) {
-        if (desc->strides[k] != expected[k]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 HurrayStatus hurray__descriptor_fail_reach(uint32_t role)
 {
     return hurray__fail(HURRAY_ERROR_OVERFLOW, "descriptor: part %s: reach in bits overflows 63 bits",
