@@ -17,13 +17,16 @@ STATUSES = [
     ("HURRAY_ERROR_UNSUPPORTED", errors.UnsupportedError, ValueError),
     ("HURRAY_ERROR_BUFFER_TOO_SMALL", errors.BufferTooSmallError, ValueError),
     ("HURRAY_ERROR_NOT_FOUND", errors.NotFoundError, LookupError),
+    ("HURRAY_ERROR_IO", errors.HurrayIOError, OSError),
+    ("HURRAY_ERROR_CORRUPT", errors.CorruptError, ValueError),
+    ("HURRAY_ERROR_CHECKSUM", errors.ChecksumError, errors.CorruptError),
 ]
 
 
 def test_every_status_has_a_class():
-    assert len({cls for _, cls, _ in STATUSES}) == len(STATUSES) == 11
-    assert lib.hurray_status_name(12) != ffi.NULL
-    assert ffi.string(lib.hurray_status_name(12)) == b"HURRAY_ERROR_UNKNOWN"
+    assert len({cls for _, cls, _ in STATUSES}) == len(STATUSES) == 14
+    assert lib.hurray_status_name(15) != ffi.NULL
+    assert ffi.string(lib.hurray_status_name(15)) == b"HURRAY_ERROR_UNKNOWN"
 
 
 @pytest.mark.parametrize("name, cls, builtin", STATUSES)

@@ -55,7 +55,10 @@ typedef enum HurrayStatus {
     HURRAY_ERROR_INVALID_DESCRIPTOR = 8,/* descriptor bytes or fields are malformed */
     HURRAY_ERROR_UNSUPPORTED = 9,       /* a well-formed code this build does not know */
     HURRAY_ERROR_BUFFER_TOO_SMALL = 10, /* a layout reaches past its buffer */
-    HURRAY_ERROR_NOT_FOUND = 11         /* a role the descriptor does not have */
+    HURRAY_ERROR_NOT_FOUND = 11,        /* a role, name or key that is not there */
+    HURRAY_ERROR_IO = 12,               /* the operating system refused a read, write or open */
+    HURRAY_ERROR_CORRUPT = 13,          /* a file or frame is malformed or truncated (layer 5) */
+    HURRAY_ERROR_CHECKSUM = 14          /* stored bytes do not match their checksum (layer 5) */
 } HurrayStatus;
 
 /* Layer 1: element types. Codes are stable and never reused. */

@@ -54,6 +54,9 @@ const char *hurray_status_name(HurrayStatus status)
     case HURRAY_ERROR_UNSUPPORTED: return "HURRAY_ERROR_UNSUPPORTED";
     case HURRAY_ERROR_BUFFER_TOO_SMALL: return "HURRAY_ERROR_BUFFER_TOO_SMALL";
     case HURRAY_ERROR_NOT_FOUND: return "HURRAY_ERROR_NOT_FOUND";
+    case HURRAY_ERROR_IO: return "HURRAY_ERROR_IO";
+    case HURRAY_ERROR_CORRUPT: return "HURRAY_ERROR_CORRUPT";
+    case HURRAY_ERROR_CHECKSUM: return "HURRAY_ERROR_CHECKSUM";
     }
     return "HURRAY_ERROR_UNKNOWN";
 }

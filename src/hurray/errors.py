@@ -60,6 +60,18 @@ class CapsuleError(HurrayError, TypeError):
     """An object is not a usable Hurray capsule (wrong name, already used, not a capsule)."""
 
 
+class HurrayIOError(HurrayError, OSError):
+    """The operating system refused a read, write or open of a file or stream."""
+
+
+class CorruptError(HurrayError, ValueError):
+    """A file or frame is malformed or truncated."""
+
+
+class ChecksumError(CorruptError):
+    """Stored bytes do not match their checksum."""
+
+
 _BY_STATUS = {
     lib.HURRAY_ERROR_NULL_ARGUMENT: NullArgumentError,
     lib.HURRAY_ERROR_INVALID_ARGUMENT: InvalidArgumentError,
@@ -72,6 +84,9 @@ _BY_STATUS = {
     lib.HURRAY_ERROR_UNSUPPORTED: UnsupportedError,
     lib.HURRAY_ERROR_BUFFER_TOO_SMALL: BufferTooSmallError,
     lib.HURRAY_ERROR_NOT_FOUND: NotFoundError,
+    lib.HURRAY_ERROR_IO: HurrayIOError,
+    lib.HURRAY_ERROR_CORRUPT: CorruptError,
+    lib.HURRAY_ERROR_CHECKSUM: ChecksumError,
 }
 for _status, _cls in _BY_STATUS.items():
     _cls.status_name = ffi.string(lib.hurray_status_name(_status)).decode()

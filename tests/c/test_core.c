@@ -86,12 +86,15 @@ static void test_status(void)
         {HURRAY_ERROR_UNSUPPORTED, "HURRAY_ERROR_UNSUPPORTED"},
         {HURRAY_ERROR_BUFFER_TOO_SMALL, "HURRAY_ERROR_BUFFER_TOO_SMALL"},
         {HURRAY_ERROR_NOT_FOUND, "HURRAY_ERROR_NOT_FOUND"},
+        {HURRAY_ERROR_IO, "HURRAY_ERROR_IO"},
+        {HURRAY_ERROR_CORRUPT, "HURRAY_ERROR_CORRUPT"},
+        {HURRAY_ERROR_CHECKSUM, "HURRAY_ERROR_CHECKSUM"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        CHECK(names[i].status == (HurrayStatus)i); /* codes are 0..11, dense */
+        CHECK(names[i].status == (HurrayStatus)i); /* codes are 0..14, dense */
         CHECK(strcmp(hurray_status_name(names[i].status), names[i].name) == 0);
     }
-    CHECK(strcmp(hurray_status_name((HurrayStatus)12), "HURRAY_ERROR_UNKNOWN") == 0);
+    CHECK(strcmp(hurray_status_name((HurrayStatus)15), "HURRAY_ERROR_UNKNOWN") == 0);
     CHECK(strcmp(hurray_status_name((HurrayStatus)1000), "HURRAY_ERROR_UNKNOWN") == 0);
     CHECK(strcmp(hurray_status_name((HurrayStatus)-1), "HURRAY_ERROR_UNKNOWN") == 0);
 }

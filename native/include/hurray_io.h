@@ -1,0 +1,112 @@
+/*
+ * hurray_io.h -- layer 5, hurray-io: named tensors in files and as frames on
+ * byte streams. Beside hurray.h, in the same library (libhurray); the flags
+ * from `python -m hurray --cflags --libs` cover both headers.
+ *
+ * A tensor read from a file or a stream comes out as the pair a capsule
+ * carries (ADR-034): a HurrayTensorContext and a HurrayBufferList. Both are
+ * the caller's, to destroy in either order, before or after the reader: the
+ * context's owner keeps whatever backs the buffers (a memory map, owned
+ * aligned memory) alive. hurray_writer_add and hurray_frame_write take
+ * exactly that pair, so a C program that receives a capsule can write it
+ * unchanged.
+ *
+ * The format is specified in docs/impl/io-format.md. hurray-io has a version
+ * of its own (HURRAY_IO_VERSION); hurray.h's HURRAY_C_ABI_VERSION does not
+ * change with it.
+ *
+ * Conventions are hurray.h's: status returns with the thread's message set
+ * on failure, out-parameters last, destroy takes X ** and nulls it.
+ */
+#ifndef HURRAY_IO_H
+#define HURRAY_IO_H
+
+#include "hurray.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* HURRAY_CDEF_BEGIN */
+
+#define HURRAY_IO_VERSION 1
+
+/* Reader flags. */
+#define HURRAY_READ_DEFAULT 0u
+#define HURRAY_READ_NO_VERIFY 1u /* skip data checksums (the index is still checked) */
+#define HURRAY_READ_NO_MMAP 2u   /* read into owned aligned buffers instead of mapping */
+
+/* Writer flags. */
+#define HURRAY_WRITE_DEFAULT 0u
+#define HURRAY_WRITE_PAGE_ALIGN 1u /* buffers start at page-size multiples, not 64 */
+
+typedef struct HurrayReader HurrayReader;
+typedef struct HurrayWriter HurrayWriter;
+
+/* The hurray-io version of the linked library. */
+uint32_t hurray_io_version(void);
+
+/* ---- HurrayReader: a .hurray file, opened for random access ------------ */
+
+HurrayStatus hurray_reader_open(const char *path, uint32_t flags, HurrayReader **out);
+HurrayStatus hurray_reader_count(const HurrayReader *reader, uint64_t *out);
+/* Borrowed: the name lives as long as the reader. Not NUL-terminated. */
+HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index,
+                                const char **out_name, uint64_t *out_len);
+HurrayStatus hurray_reader_find(const HurrayReader *reader, const char *name,
+                                uint64_t name_len, uint64_t *out_index);
+/* The same pair a capsule carries. Both are the caller's to destroy, in either
+ * order, before or after the reader. Unless the reader was opened with
+ * HURRAY_READ_NO_VERIFY, the tensor's checksum is verified first. */
+HurrayStatus hurray_reader_tensor(const HurrayReader *reader, uint64_t index,
+                                  HurrayTensorContext **out_context,
+                                  HurrayBufferList **out_list);
+/* Verifies tensor index's checksum now, whatever the reader's flags. */
+HurrayStatus hurray_reader_verify(const HurrayReader *reader, uint64_t index);
+/* The file-level string -> string metadata map. Borrowed, not NUL-terminated. */
+HurrayStatus hurray_reader_metadata_count(const HurrayReader *reader, uint64_t *out);
+HurrayStatus hurray_reader_metadata_get(const HurrayReader *reader, uint64_t index,
+                                        const char **out_key, uint64_t *out_key_len,
+                                        const char **out_value, uint64_t *out_value_len);
+void hurray_reader_destroy(HurrayReader **reader);
+
+/* ---- HurrayWriter: a .hurray file, written to a temporary and renamed -- */
+
+HurrayStatus hurray_writer_open(const char *path, uint32_t flags, HurrayWriter **out);
+HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
+                                        uint64_t key_len, const char *value,
+                                        uint64_t value_len);
+HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t name_len,
+                               const HurrayTensorContext *context,
+                               const HurrayBufferList *list);
+/* Writes the index and trailer, syncs, and renames over path. */
+HurrayStatus hurray_writer_finish(HurrayWriter *writer);
+/* Destroying an unfinished writer removes its temporary file; path is untouched. */
+void hurray_writer_destroy(HurrayWriter **writer);
+
+/* ---- frames: one named tensor on a byte stream ------------------------- */
+
+/* Writes all len bytes of data to stream; returns 0 on success. */
+typedef int (*HurrayWriteFn)(void *stream, const void *data, uint64_t len);
+/* Reads up to len bytes into data and stores how many in *out_read, 0 only
+ * at the end of the stream; returns 0 on success. */
+typedef int (*HurrayReadFn)(void *stream, void *data, uint64_t len, uint64_t *out_read);
+
+HurrayStatus hurray_frame_write(HurrayWriteFn write, void *stream, const char *name,
+                                uint64_t name_len, const HurrayTensorContext *context,
+                                const HurrayBufferList *list);
+/* Reads one frame into owned aligned buffers and verifies its checksum. The
+ * name comes out as a buffer of its bytes. At a clean end of the stream
+ * (no byte before the frame) it returns HURRAY_OK and sets all three outs to
+ * NULL; an end inside a frame is HURRAY_ERROR_CORRUPT. */
+HurrayStatus hurray_frame_read(HurrayReadFn read, void *stream, uint32_t flags,
+                               HurrayBuffer **out_name, HurrayTensorContext **out_context,
+                               HurrayBufferList **out_list);
+
+/* HURRAY_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_IO_H */
