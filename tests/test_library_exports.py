@@ -49,4 +49,4 @@ def test_version_command_names_package_and_abi():
     import sys
 
     out = subprocess.run([sys.executable, "-m", "hurray", "--version"], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == f"hurray {hurray.__version__} (C ABI 4, linked library C ABI 4)"
+    assert out.strip() == f"hurray {hurray.__version__} (C ABI 4, linked library C ABI 4, hurray-io 1)"

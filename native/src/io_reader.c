@@ -361,7 +361,10 @@ static HurrayStatus open_reader(HurrayReader *r, const char *path)
         if (r->file_len > SIZE_MAX) {
             return hurray__fail(HURRAY_ERROR_OVERFLOW, "reader: the file is too large to map");
         }
-        void *base = mmap(NULL, (size_t)r->file_len, PROT_READ, MAP_PRIVATE, r->fd, 0);
+        /* Private and writable: pages are shared with the page cache until
+         * someone writes one, and a write (a consumer scaling weights in
+         * place, say) gets a private copy and never reaches the file. */
+        void *base = mmap(NULL, (size_t)r->file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, r->fd, 0);
         if (base == MAP_FAILED) {
             return hurray__fail(HURRAY_ERROR_IO, "hurray_reader_open: cannot map '%s': %s "
                                 "(HURRAY_READ_NO_MMAP reads without mapping)", path,

@@ -43,3 +43,8 @@ from .gguf import from_gguf, to_gguf  # noqa: E402
 from .quantize import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402
 
 __all__ += ["from_gguf", "quantize_affine", "quantize_mx", "quantize_nvfp4", "to_gguf"]
+
+# Files and streams (layer 5): save/load named tensors, frames on pipes and sockets.
+from .io import File, load, read_frame, save, write_frame  # noqa: E402
+
+__all__ += ["File", "load", "read_frame", "save", "write_frame"]
