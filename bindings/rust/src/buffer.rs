@@ -15,9 +15,9 @@ pub struct BufferList {
 }
 
 // SAFETY: a handle may be used from any thread, one thread at a time
-// (hurray.h). &BufferList only reads.
+// (hurray.h): Send, and not Sync, because even the accessors call C
+// with the handle.
 unsafe impl Send for BufferList {}
-unsafe impl Sync for BufferList {}
 
 impl BufferList {
     pub fn new() -> Result<BufferList> {

@@ -13,9 +13,9 @@ pub struct TensorContext {
 }
 
 // SAFETY: a handle may be used from any thread, one thread at a time
-// (hurray.h); the owner given to `with_owner` must be Send.
+// (hurray.h): Send, and not Sync, because even the accessors call C
+// with the handle; the owner given to `with_owner` must be Send.
 unsafe impl Send for TensorContext {}
-unsafe impl Sync for TensorContext {}
 
 /// ADR-034 § 4: the ABI version, read before anything else about `ctx` is
 /// trusted, and judged. Reads only the frozen 8-byte header.

@@ -57,9 +57,9 @@ pub struct Descriptor {
 }
 
 // SAFETY: a handle may be used from any thread, one thread at a time
-// (hurray.h); &Descriptor only reads fields copied into Rust.
+// (hurray.h): Send, and not Sync, because `&self` methods such as
+// encode and check_buffers call C with the handle.
 unsafe impl Send for Descriptor {}
-unsafe impl Sync for Descriptor {}
 
 impl Descriptor {
     /// Decodes descriptor bytes; the library validates every field.
