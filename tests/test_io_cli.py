@@ -25,8 +25,8 @@ def test_inspect_prints_one_line_per_tensor(tmp_path):
     assert result.stdout.splitlines() == [
         "# model = tiny",
         "w\tfloat32\t2x32\t-\t256",
-        "q\tint8\t2x32\taffine:per_axis(axis=0)\t74",  # 64 codes, 2 scales, 2 zero points
-        "g\tfloat32\t32\tggml:q8_0\t34",
+        "q\tint8\t2x32\taffine:per_axis(axis=0)\t74",  # 64 codes, 2 float32 scales, 2 int8 zero points
+        "g\tuint8\t32\tggml:q8_0\t34",
     ]
 
 
