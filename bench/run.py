@@ -178,6 +178,9 @@ def main(argv=None):
     c = c_codec()
     rows = targets(py, c)
     text = table(py, c, rows)
+    from io_bench import io_section  # hurray-io: files and frames (bench/io_bench.py)
+
+    text += "\n\n" + (io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section())
     print(text)
     if not args.no_write:
         machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, numpy {np.__version__}"

@@ -17,5 +17,10 @@ def test_bench_runs_and_reports_every_target():
         "3-buffer quantized / 1-buffer plain",
         "C decode+destroy / DLManagedTensor baseline",
         "C: `decode_destroy_quantized`",
+        "## hurray-io (layer 5)",
+        "hurray.save / np.save",
+        "load()[name] / safe_open+get_tensor",
+        "all+touch+verify / load_file+touch",
+        "frames throughput / raw throughput",
     ):
         assert row in out

@@ -117,7 +117,7 @@ HurrayStatus hurray__frame_layout_finish(const uint8_t *header, const uint8_t *t
                                          HurrayFrameLayout *l)
 {
     uint64_t want = header_checksum(header, table, l->buffer_count);
-    if (want != l->header_checksum) {
+    if (!hurray__checksum_ok(l->header_checksum, want)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM,
                             "frame: header checksum %016llx does not match its bytes (%016llx)",
                             (unsigned long long)l->header_checksum, (unsigned long long)want);
@@ -459,7 +459,7 @@ static HurrayStatus read_body(Source *s, const uint8_t *header, HurrayFrameLayou
     HURRAY__TRY(take_zeros(&end_source, l->frame_len - l->end_offset - 8, "end block"));
     s->consumed = end_source.consumed;
     uint64_t stored = hurray__le64(end);
-    if (verify && computed != stored) {
+    if (verify && !hurray__checksum_ok(stored, computed)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM,
                             "frame: checksum %016llx does not match its bytes (%016llx)",
                             (unsigned long long)stored, (unsigned long long)computed);

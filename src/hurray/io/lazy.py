@@ -43,3 +43,9 @@ class LazyTensor(Tensor):
             owner.verifier = None  # also lets go of the reader
         self.__class__ = Tensor
         return _BUFFERS.__get__(self)
+
+    def __reduce_ex__(self, protocol):
+        # Pickling copies the memory: verify first, whatever Tensor's own
+        # pickling reads. After _buffers the object is a plain Tensor.
+        self._buffers  # noqa: B018
+        return type(self).__reduce_ex__(self, protocol)
