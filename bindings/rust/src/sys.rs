@@ -269,6 +269,7 @@ extern "C" {
 
     // ---- hurray_io.h
     pub fn hurray_io_version() -> u32;
+    pub fn hurray_io_checksum(data: *const c_void, len: u64, out: *mut u64) -> HurrayStatus;
 
     // ---- HurrayReader
     pub fn hurray_reader_open(path: *const c_char, flags: u32, out: *mut *mut HurrayReader) -> HurrayStatus;
