@@ -134,3 +134,37 @@ def test_cargo_run_inspect_as_documented(python_file):
     result = rust.cargo("run", "--offline", "--quiet", "--example", "inspect", "--", str(path))
     assert result.stdout.splitlines() == python_view(path)
     assert isinstance(result, subprocess.CompletedProcess)
+
+
+def test_frames_through_a_pipe_both_ways(rust_examples):
+    """Python writes frames into Rust's stdin; Rust reads each and writes it
+    back, rebuilt, to its stdout; Python reads them."""
+    import io
+
+    tensors = rust_tensors.make()
+    sent = io.BytesIO()
+    for name, tensor in tensors.items():
+        hurray.write_frame(sent, tensor, name=name)
+    result = subprocess.run([rust_examples.path("frame_echo")], input=sent.getvalue(), capture_output=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    back = io.BytesIO(result.stdout)
+    for name, original in tensors.items():
+        got_name, got = hurray.read_frame(back)
+        assert got_name == name
+        assert got.descriptor == original.descriptor
+        assert rust_tensors.buffer_bytes(got) == rust_tensors.buffer_bytes(original), name
+    assert hurray.read_frame(back) is None
+
+
+def test_a_cut_frame_stream_is_an_error_never_a_panic(rust_examples):
+    import io
+
+    sent = io.BytesIO()
+    hurray.write_frame(sent, rust_tensors.make()["nvfp4"], name="x")
+    data = sent.getvalue()
+    for cut in (1, len(data) // 2, len(data) - 1):
+        result = subprocess.run([rust_examples.path("frame_echo")], input=data[:cut], capture_output=True,
+                                timeout=120)
+        assert result.returncode == 1, (cut, result.stderr)
+        assert b"HURRAY_ERROR_CORRUPT" in result.stderr and b"panicked" not in result.stderr

@@ -16,6 +16,7 @@ mod context;
 mod descriptor;
 mod error;
 mod file;
+mod frame;
 mod tensor;
 
 pub use buffer::BufferList;
@@ -24,6 +25,7 @@ pub use context::TensorContext;
 pub use descriptor::{Descriptor, Part, Quantization};
 pub use error::{Error, Result};
 pub use file::{File, Writer};
+pub use frame::{read_frame, write_frame};
 pub use tensor::Tensor;
 
 /// The C ABI version this crate was written for (`HURRAY_C_ABI_VERSION`).

@@ -152,3 +152,47 @@ fn a_ggml_tensor_round_trips() {
     assert_eq!(t.descriptor().quantization().ggml_type, GgmlType::Q8_0);
     assert_eq!(t.buffer(0).expect("blocks"), &block[..]);
 }
+
+#[test]
+fn frames_round_trip_through_any_reader_and_writer() {
+    let values = le_f32(&[1.5, -2.0, 0.25]);
+    let t = Tensor::new(&Descriptor::new(Dtype::FLOAT32, &[3]).expect("f32"), &[&values]).expect("t");
+    let mut stream = Vec::new();
+    hurray::write_frame(&mut stream, "first", &t).expect("frame 1");
+    hurray::write_frame(&mut stream, "", &t).expect("frame 2, unnamed");
+    let mut reader = &stream[..];
+    let (name, back) = hurray::read_frame(&mut reader).expect("read 1").expect("a frame");
+    assert_eq!(name, "first");
+    assert_eq!(back.buffer(0).expect("buffer"), &values[..]);
+    let (name, _) = hurray::read_frame(&mut reader).expect("read 2").expect("a frame");
+    assert_eq!(name, "");
+    assert!(hurray::read_frame(&mut reader).expect("clean end").is_none());
+    // Every cut inside a frame is an error, never a panic.
+    for len in 1..stream.len() / 2 {
+        let mut cut = &stream[..len];
+        assert!(hurray::read_frame(&mut cut).is_err(), "a frame cut to {len} bytes was read");
+    }
+}
+
+#[test]
+fn a_stream_that_refuses_is_an_error_naming_its_reason() {
+    struct Refuses;
+    impl std::io::Write for Refuses {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("the disk is on fire"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let t = Tensor::new(&Descriptor::new(Dtype::UINT8, &[2]).expect("u8"), &[&[1, 2]]).expect("t");
+    let err = hurray::write_frame(Refuses, "x", &t).expect_err("a refusing stream");
+    assert!(err.message().contains("the disk is on fire"), "{err}");
+    struct Panics;
+    impl std::io::Read for Panics {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            panic!("a reader that panics")
+        }
+    }
+    assert!(hurray::read_frame(Panics).is_err(), "a panic in the stream is caught, not carried into C");
+}
