@@ -47,7 +47,7 @@ _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_cha
 
 @pytest.fixture(scope="session")
 def rust_examples():
-    return rust.Examples()
+    return rust.EXAMPLES
 
 
 @pytest.fixture(scope="session")

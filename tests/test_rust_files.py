@@ -21,7 +21,7 @@ PANIC_EXIT = 101  # what a Rust program that panicked exits with
 
 @pytest.fixture(scope="session")
 def rust_examples():
-    return rust.Examples()
+    return rust.EXAMPLES
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ def cargo(*args, timeout=BUILD_TIMEOUT):
 
 
 class Examples:
-    """Cargo examples, each built once on first use."""
+    """Cargo examples, each built once on first use (share EXAMPLES below)."""
 
     def __init__(self):
         self._built = {}
@@ -78,3 +78,7 @@ def fnv1a64(data):
         h ^= b
         h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+# One per test session: each example is built once, whichever test asks first.
+EXAMPLES = Examples()
