@@ -110,8 +110,12 @@ fn guarded(out: *mut c_char, cap: usize, body: impl FnOnce() -> hurray::Result<S
 /// it with `hurray_rust_release`) and `text` says what was read; otherwise
 /// the HurrayStatus of the refusal, its reason in `text`, and the capsule
 /// untouched.
+///
+/// # Safety
+/// `capsule` is a live Python object and the GIL is held; `out_tensor` is
+/// NULL or writable; `text` holds `cap` bytes.
 #[no_mangle]
-pub extern "C" fn hurray_rust_take(
+pub unsafe extern "C" fn hurray_rust_take(
     capsule: *mut PyObject,
     out_tensor: *mut *mut c_void,
     text: *mut c_char,
@@ -130,8 +134,12 @@ pub extern "C" fn hurray_rust_take(
 }
 
 /// What a taken tensor holds, read again.
+///
+/// # Safety
+/// `tensor` is NULL or a pointer `hurray_rust_take` returned and not yet
+/// released; `text` holds `cap` bytes.
 #[no_mangle]
-pub extern "C" fn hurray_rust_describe(tensor: *const c_void, text: *mut c_char, cap: usize) -> c_int {
+pub unsafe extern "C" fn hurray_rust_describe(tensor: *const c_void, text: *mut c_char, cap: usize) -> c_int {
     guarded(text, cap, || {
         // SAFETY: NULL or a pointer hurray_rust_take returned and not yet released.
         match unsafe { (tensor as *const Tensor).as_ref() } {
@@ -142,8 +150,11 @@ pub extern "C" fn hurray_rust_describe(tensor: *const c_void, text: *mut c_char,
 }
 
 /// Drops a taken tensor: its list, then its context (whose owner is released there).
+///
+/// # Safety
+/// `tensor` is NULL or a pointer `hurray_rust_take` returned, released once.
 #[no_mangle]
-pub extern "C" fn hurray_rust_release(tensor: *mut c_void) {
+pub unsafe extern "C" fn hurray_rust_release(tensor: *mut c_void) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if !tensor.is_null() {
             // SAFETY: a pointer hurray_rust_take returned, released once.

@@ -60,7 +60,11 @@ impl BufferList {
         // SAFETY: `buf` is live; out-parameters are valid.
         let status = unsafe { sys::hurray_buffer_data(buf, &mut data, &mut len) };
         if status != sys::HURRAY_OK || len != bytes.len() as u64 || (data.is_null() && !bytes.is_empty()) {
-            let error = Error::from_library(status);
+            let error = if status != sys::HURRAY_OK {
+                Error::from_library(status)
+            } else {
+                Error::new(sys::HURRAY_ERROR_INVALID_ARGUMENT, format!("a new buffer of {} bytes has {len}", bytes.len()))
+            };
             // SAFETY: the buffer is still ours.
             unsafe { sys::hurray_buffer_destroy(&mut buf) };
             return Err(error);

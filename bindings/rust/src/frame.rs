@@ -36,10 +36,8 @@ unsafe extern "C" fn write_all<W: Write>(stream: *mut c_void, data: *const c_voi
             }
         }
     }));
-    match outcome {
-        Ok(status) => status,
-        Err(_) => -1,
-    }
+    // A caught panic is a failed write or read, never an unwind into C.
+    outcome.unwrap_or(-1)
 }
 
 unsafe extern "C" fn read_some<R: Read>(stream: *mut c_void, data: *mut c_void, len: u64, out_read: *mut u64) -> c_int {
@@ -68,10 +66,8 @@ unsafe extern "C" fn read_some<R: Read>(stream: *mut c_void, data: *mut c_void, 
             }
         }
     }));
-    match outcome {
-        Ok(status) => status,
-        Err(_) => -1,
-    }
+    // A caught panic is a failed write or read, never an unwind into C.
+    outcome.unwrap_or(-1)
 }
 
 /// The library's error, with the stream's own error when it had one.

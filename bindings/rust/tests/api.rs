@@ -199,9 +199,9 @@ fn forged_contexts_are_refused_and_nothing_is_taken() {
     assert_eq!(refused(list, 0, 4).status(), sys::HURRAY_ERROR_NOT_A_CONTEXT);
     assert_eq!(refused(list, 0x44454144, 4).status(), sys::HURRAY_ERROR_NOT_A_CONTEXT);
     // SAFETY: NULLs are refused before anything is read.
-    let err = unsafe { Tensor::from_raw(list, std::ptr::null_mut()) }.err().expect("a NULL context");
+    let err = unsafe { Tensor::from_raw(list, std::ptr::null_mut()) }.expect_err("a NULL context");
     assert_eq!(err.status(), sys::HURRAY_ERROR_NULL_ARGUMENT);
-    let err = unsafe { Tensor::from_raw(std::ptr::null_mut(), context) }.err().expect("a NULL list");
+    let err = unsafe { Tensor::from_raw(std::ptr::null_mut(), context) }.expect_err("a NULL list");
     assert_eq!(err.status(), sys::HURRAY_ERROR_NULL_ARGUMENT);
     assert_eq!(drops.load(Ordering::SeqCst), 0, "no refusal destroyed anything");
     // SAFETY: still ours, untouched.
