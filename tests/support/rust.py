@@ -82,3 +82,21 @@ def fnv1a64(data):
 
 # One per test session: each example is built once, whichever test asks first.
 EXAMPLES = Examples()
+
+
+def test_binaries():
+    """{name: path} of the crate's integration-test executables (built, not run)."""
+    import json
+
+    result = cargo("test", "--offline", "--no-run", "--message-format=json")
+    found = {}
+    for line in result.stdout.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        target = message.get("target", {})
+        if message.get("reason") == "compiler-artifact" and message.get("executable") and \
+                target.get("kind") == ["test"]:
+            found[target["name"]] = message["executable"]
+    return found
