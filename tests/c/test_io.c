@@ -615,6 +615,29 @@ static void test_frames(void)
     CHECK(read_all_frames(&m, &frames) == HURRAY_OK && frames == 2);
     free(m.data);
 
+    /* A header that claims a 32 GiB buffer, correctly checksummed, then
+     * nothing: a truncated frame, refused without committing 32 GiB. */
+    uint8_t claim[56] = {0};
+    memcpy(claim, "HRYF", 4);
+    claim[4] = 1;
+    claim[6] = 6;
+    uint64_t huge = (uint64_t)1 << 35, frame_len = 64 + huge + 64;
+    for (int i = 0; i < 8; i++) {
+        claim[8 + i] = (uint8_t)(frame_len >> (8 * i));
+        claim[48 + i] = (uint8_t)(huge >> (8 * i));
+    }
+    claim[24] = 1; /* one buffer */
+    uint8_t covered[40];
+    memcpy(covered, claim, 32);
+    memcpy(covered + 32, claim + 48, 8);
+    uint64_t header_sum;
+    CHECK_OK(hurray_io_checksum(covered, sizeof covered, &header_sum));
+    for (int i = 0; i < 8; i++) {
+        claim[32 + i] = (uint8_t)(header_sum >> (8 * i));
+    }
+    Memory short_stream = {.data = claim, .len = sizeof claim, .cap = sizeof claim};
+    CHECK_FAIL(read_all_frames(&short_stream, &frames), HURRAY_ERROR_CORRUPT, "ends inside");
+
     /* Over a real pipe, one frame after the other. */
     int fds[2];
     CHECK(pipe(fds) == 0);
