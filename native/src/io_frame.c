@@ -378,8 +378,10 @@ static void free_release(void *p)
     free(p);
 }
 
-/* Buffers this large are mapped, not allocated. */
-#define MAPPED_FROM ((uint64_t)1 << 20)
+/* Buffers this large are mapped, not allocated. Below it the allocator's
+ * reuse of freed memory is worth having: a stream of 4 MiB tensors then
+ * touches the same pages again instead of faulting in fresh ones. */
+#define MAPPED_FROM ((uint64_t)1 << 28)
 
 typedef struct Mapped {
     void *base;
@@ -396,8 +398,9 @@ static void unmap_release(void *p)
 /* A large buffer is anonymous memory mapped with MAP_NORESERVE: address
  * space only, committed page by page as the bytes arrive. A stranger's
  * header that claims 32 GiB and sends 100 bytes costs 100 bytes, not an
- * allocation of 32 GiB, and a claim beyond the address space is a clean
- * HURRAY_ERROR_NO_MEMORY. Page-aligned, which covers every alignment. */
+ * allocation of 32 GiB (which could fail, or be granted by overcommit and
+ * count against the process), and a claim beyond the address space is a
+ * clean HURRAY_ERROR_NO_MEMORY. Page-aligned, which covers every alignment. */
 static HurrayStatus mapped_buffer(uint64_t len, HurrayBuffer **out)
 {
     if (len > SIZE_MAX) {
