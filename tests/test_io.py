@@ -107,6 +107,7 @@ def test_checksum_is_verified_on_first_use_only(tmp_path):
     assert np.array_equal(np.asarray(f["good"]), np.arange(8.0))
     t = f["bad"]  # taking it is cheap and does not hash
     assert t.shape == (1024,) and t.dtype == "int32"  # nor does looking at its descriptor
+    assert "not verified yet" in repr(t)
     for use in (np.asarray, lambda t: t.buffer(0), lambda t: t.buffers, lambda t: t.__hurray__(),
                 lambda t: t.dequantize(), lambda t: t.unpack(), lambda t: t.stored_values(), hurray.from_hurray,
                 lambda t: t.__dlpack__(), pickle.dumps, lambda t: hurray.save(tmp_path / "copy.hurray", {"t": t})):
