@@ -107,7 +107,9 @@ def test_checksum_is_verified_on_first_use_only(tmp_path):
     assert np.array_equal(np.asarray(f["good"]), np.arange(8.0))
     t = f["bad"]  # taking it is cheap and does not hash
     assert t.shape == (1024,) and t.dtype == "int32"  # nor does looking at its descriptor
+    assert "not verified yet" in repr(t)
     for use in (np.asarray, lambda t: t.buffer(0), lambda t: t.buffers, lambda t: t.__hurray__(),
+                lambda t: t.dequantize(), lambda t: t.unpack(), lambda t: t.stored_values(), hurray.from_hurray,
                 lambda t: t.__dlpack__(), pickle.dumps, lambda t: hurray.save(tmp_path / "copy.hurray", {"t": t})):
         with pytest.raises(ChecksumError, match="checksum"):
             use(t)
@@ -319,3 +321,38 @@ def test_not_a_file_of_ours(tmp_path):
         hurray.load(tmp_path / "x")
     with pytest.raises(HurrayIOError, match="cannot open"):
         hurray.load(tmp_path / "missing")
+
+
+def test_unknown_format_versions(sample):
+    original = sample.read_bytes()
+
+    def refused(data):
+        sample.write_bytes(bytes(data))
+        with pytest.raises(HurrayError, match="version"):
+            read_everything(sample)
+        with pytest.raises(HurrayError, match="version"):
+            read_everything(sample, mmap=False)
+
+    header = bytearray(original)
+    header[8] = 2  # the file header
+    refused(header)
+
+    def frame_version(p):
+        offset, _ = p.frame(0)
+        p.data[offset + 4] = 2
+        p.reseal_frame(0, header_too=True)
+    rewrite(sample, frame_version)
+    refused(sample.read_bytes())
+
+    p = Parsed(original)
+    ix = bytearray(p.data[p.index_offset:p.index_offset + p.index_len])
+    ix[4] = 2  # the index
+    sealed = bytearray(p.data[:p.index_offset] + ix + p.data[-64:])
+    struct.pack_into("<Q", sealed, len(sealed) - 48, xxh3(ix))
+    struct.pack_into("<Q", sealed, len(sealed) - 16, xxh3(sealed[-64:-16]))
+    refused(sealed)
+
+    trailer = bytearray(original)
+    trailer[-32] = 2  # the trailer's version
+    struct.pack_into("<Q", trailer, len(trailer) - 16, xxh3(trailer[-64:-16]))
+    refused(trailer)

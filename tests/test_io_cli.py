@@ -49,3 +49,33 @@ def test_flags_and_version_still_work():
     assert run("--cflags", "--libs").stdout.count("-I") == 1
     assert "hurray-io 1" in run("--version").stdout
     assert run().returncode == 2
+
+
+class FakeTerminal:
+    def __init__(self, tty):
+        self.tty = tty
+        self.text = ""
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_bar_only_on_a_terminal_for_large_files():
+    from hurray.commands.verify import PROGRESS_FROM, Progress
+
+    shown = FakeTerminal(tty=True)
+    bar = Progress(PROGRESS_FROM * 2, shown)
+    bar.update(PROGRESS_FROM)
+    bar.close()
+    assert shown.text == "\rverifying [###############               ]  50%\n"
+    for stream, total in ((FakeTerminal(tty=False), PROGRESS_FROM * 2), (FakeTerminal(tty=True), 1000)):
+        bar = Progress(total, stream)
+        bar.update(total // 2)
+        bar.close()
+        assert stream.text == ""

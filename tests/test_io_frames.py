@@ -180,3 +180,18 @@ def test_bad_arguments():
         hurray.write_frame(io.BytesIO(), np.arange(3), name=b"x")
     with pytest.raises(InvalidArgumentError):
         hurray.write_frame(io.BytesIO(), "not a tensor")
+
+
+def test_huge_claimed_buffer_on_a_short_stream():
+    """A correctly checksummed header that claims a 32 GiB buffer, then
+    nothing: a truncated frame, refused without allocating what it claims."""
+    import struct
+
+    from io_craft import xxh3
+
+    huge = 1 << 35
+    header = bytearray(b"HRYF" + struct.pack("<HBBQIIII", 1, 6, 0, 64 + huge + 64, 0, 0, 1, 0))
+    table = struct.pack("<Q", huge)
+    header += struct.pack("<QQ", xxh3(header + table), 0) + table
+    with pytest.raises(CorruptError, match="ends inside"):
+        hurray.read_frame(io.BytesIO(bytes(header) + bytes(1000)))

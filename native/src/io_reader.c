@@ -131,7 +131,12 @@ static HurrayStatus check_trailer(HurrayReader *r, const uint8_t *t, uint64_t *i
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the trailer's checksum does not "
                             "match its bytes");
     }
-    if (hurray__le16(t + 32) != HURRAY__IO_FORMAT_VERSION || t[34] != r->align_log2 ||
+    if (hurray__le16(t + 32) != HURRAY__IO_FORMAT_VERSION) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "reader: trailer format version %u, this "
+                            "build reads version %u", hurray__le16(t + 32),
+                            HURRAY__IO_FORMAT_VERSION);
+    }
+    if (t[34] != r->align_log2 ||
         t[35] != 0 || hurray__le32(t + 36) != 0 || hurray__le64(t + 40) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the trailer disagrees with the header");
     }
@@ -186,8 +191,12 @@ static HurrayStatus pad8(const uint8_t *ix, uint64_t len, uint64_t *pos)
 static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t len)
 {
     const uint8_t *ix = r->index;
-    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) != 0 || hurray__le16(ix + 4) != HURRAY__IO_FORMAT_VERSION ||
-        hurray__le16(ix + 6) != 0 || hurray__le64(ix + 24) != 0) {
+    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) == 0 && hurray__le16(ix + 4) != HURRAY__IO_FORMAT_VERSION) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "reader: index format version %u, this build "
+                            "reads version %u", hurray__le16(ix + 4), HURRAY__IO_FORMAT_VERSION);
+    }
+    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) != 0 || hurray__le16(ix + 6) != 0 ||
+        hurray__le64(ix + 24) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: bad index header");
     }
     uint64_t count = hurray__le64(ix + 8);

@@ -64,7 +64,6 @@ class File(collections.abc.Mapping):
         # by name is a lookup in C, whatever the number of tensors.
         self._names = None
         self._metadata = None
-        self._found = ffi.new("uint64_t *")
 
     def _all_names(self):
         names = self._names
@@ -90,11 +89,12 @@ class File(collections.abc.Mapping):
             encoded = name.encode("utf-8")
         except UnicodeEncodeError:
             raise KeyError(name) from None
-        status = lib.hurray_reader_find(self._live_reader().ptr, encoded, len(encoded), self._found)
+        found = ffi.new("uint64_t *")  # per call: a File may be shared by threads
+        status = lib.hurray_reader_find(self._live_reader().ptr, encoded, len(encoded), found)
         if status == lib.HURRAY_ERROR_NOT_FOUND:
             raise KeyError(name)
         check(status)
-        return self._found[0]
+        return found[0]
 
     @property
     def metadata(self):

@@ -44,6 +44,12 @@ class LazyTensor(Tensor):
         self.__class__ = Tensor
         return _BUFFERS.__get__(self)
 
+    def __repr__(self):
+        # Looking at a tensor is not using its memory: no verification here.
+        d = self._descriptor
+        return (f"<hurray.Tensor dtype={d.dtype!r} shape={d.shape!r}, buffers={len(_BUFFERS.__get__(self))}, "
+                f"checksum not verified yet>")
+
     def __reduce_ex__(self, protocol):
         # Pickling copies the memory: verify first, whatever Tensor's own
         # pickling reads. After _buffers the object is a plain Tensor.
