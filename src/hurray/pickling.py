@@ -1,0 +1,144 @@
+"""Pickling and copying a Tensor (ADR-043).
+
+With pickle protocol 5 the descriptor bytes go in-band and every buffer goes
+out-of-band as a ``pickle.PickleBuffer`` over the tensor's own memory, in
+buffer order: nothing is copied. With protocol 4 and below every buffer goes
+in-band as a byte string. Unpickling is an import like any other: the
+versions are checked, the descriptor decoded and validated, and each
+received buffer checked against the length and fingerprint recorded when it
+was pickled, all before the Tensor exists; the Tensor constructor then proves
+the spans against the descriptor in C.
+
+The reconstructor's name, ``hurray.pickling.unpickle_tensor``, and the shape
+of its arguments are part of every pickle ever written: change neither
+without a new format.
+"""
+import pickle
+import zlib
+
+import numpy as np
+
+from ._ffi import lib
+from .descriptor import Descriptor
+from .errors import AbiVersionError, CorruptError, UnsupportedError
+from .tensor import Tensor
+
+__all__ = ["ENCODING_VERSION", "copy_tensor", "reduce_ex", "unpickle_tensor"]
+
+# The descriptor encoding version this build writes and reads. The C library
+# has the one codec; the version is the little-endian uint16 at bytes 4-5 of
+# every encoding (docs/impl/descriptor-encoding.md), so read it from one.
+ENCODING_VERSION = int.from_bytes(Descriptor.build("uint8", ()).encode()[4:6], "little")
+
+# How many bytes at each end of a buffer the fingerprint reads.
+_EDGE = 256
+
+
+def _fingerprint(view):
+    """CRC-32 of the first and the last _EDGE bytes of a 1-D byte memoryview.
+
+    Not a checksum of the contents: it costs the same for 1 KiB and 1 GiB,
+    and tells apart buffers that a transport returned swapped, shifted or
+    cut, which a length alone misses when two buffers are the same size.
+    """
+    return zlib.crc32(view[-_EDGE:], zlib.crc32(view[:_EDGE]))
+
+
+def reduce_ex(tensor, protocol):
+    """Tensor.__reduce_ex__: (unpickle_tensor, (versions, descriptor bytes, readonly, checks, buffers))."""
+    arrays = [tensor.buffer(i) for i in range(len(tensor.buffers))]  # zero-copy uint8 views
+    views = [memoryview(a) for a in arrays]
+    checks = tuple((v.nbytes, _fingerprint(v)) for v in views)
+    if protocol >= 5:
+        # Out-of-band when the pickler has a buffer_callback; otherwise pickle
+        # writes each in-band, as bytes when read-only and bytearray when not.
+        buffers = tuple(pickle.PickleBuffer(a) for a in arrays)
+    elif tensor.readonly:
+        buffers = tuple(v.tobytes() for v in views)
+    else:
+        buffers = tuple(bytearray(v) for v in views)  # arrives writable, as numpy's copy does
+    versions = (lib.HURRAY_C_ABI_VERSION, ENCODING_VERSION)
+    state = (versions, tensor.descriptor.encode(), tensor.readonly, checks, buffers)
+    return (unpickle_tensor, state)
+
+
+def _versions(versions):
+    if (
+        not isinstance(versions, tuple)
+        or len(versions) != 2
+        or not all(type(v) is int for v in versions)
+    ):
+        raise CorruptError(f"pickled tensor: versions must be a pair of ints, not {versions!r}")
+    abi, encoding = versions
+    if abi != lib.HURRAY_C_ABI_VERSION:
+        raise AbiVersionError(
+            f"pickled tensor: written by C ABI version {abi}; this build serves {lib.HURRAY_C_ABI_VERSION}"
+        )
+    if encoding != ENCODING_VERSION:
+        raise UnsupportedError(
+            f"pickled tensor: descriptor encoding version {encoding} is unsupported "
+            f"(this build reads {ENCODING_VERSION})"
+        )
+
+
+def _received(i, obj, nbytes, fingerprint):
+    """Received buffer `i` as a 1-D byte memoryview, checked against what was pickled."""
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise CorruptError(
+            f"pickled tensor: buffer {i} is a {type(obj).__name__}, not a buffer (missing?)"
+        ) from None
+    if view.c_contiguous:
+        view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+    else:
+        # The one copy on this side: a transport handed back strided memory.
+        view = memoryview(view.tobytes())
+    if view.nbytes != nbytes:
+        raise CorruptError(
+            f"pickled tensor: buffer {i} holds {view.nbytes} bytes, but {nbytes} were pickled "
+            "(a buffer is missing, cut short or out of order)"
+        )
+    if _fingerprint(view) != fingerprint:
+        raise CorruptError(
+            f"pickled tensor: buffer {i} does not match the one pickled "
+            "(out of order, or changed after pickling)"
+        )
+    return view
+
+
+def unpickle_tensor(versions, encoded, readonly, checks, buffers):
+    """Rebuild a pickled Tensor, checking everything it is handed first.
+
+    The Tensor's owner is the tuple of memoryviews over the received buffer
+    objects (see each one's ``.obj``); it is read-only if it was read-only
+    when pickled or if any received buffer is read-only.
+    """
+    _versions(versions)
+    descriptor = Descriptor.decode(encoded)
+    if type(readonly) is not bool:
+        raise CorruptError(f"pickled tensor: readonly must be a bool, not {type(readonly).__name__}")
+    if not isinstance(checks, tuple) or not isinstance(buffers, tuple) or len(checks) != len(buffers):
+        raise CorruptError("pickled tensor: the buffer checks and the buffers do not pair up")
+    views = []
+    for i, (obj, check) in enumerate(zip(buffers, checks)):
+        if not (isinstance(check, tuple) and len(check) == 2 and all(type(c) is int for c in check)):
+            raise CorruptError(f"pickled tensor: buffer {i}'s check must be (nbytes, fingerprint), not {check!r}")
+        views.append(_received(i, obj, *check))
+    readonly = readonly or any(v.readonly for v in views)
+    spans = tuple((_address(v), v.nbytes) for v in views)
+    # check_buffers in C: every byte the descriptor reaches lies in a span.
+    return Tensor._from_spans(descriptor, spans, tuple(views), readonly)
+
+
+def _address(view):
+    return np.frombuffer(view, dtype=np.uint8).__array_interface__["data"][0]
+
+
+def copy_tensor(tensor):
+    """copy.copy and copy.deepcopy: a writable tensor over new copies of every
+    buffer, byte for byte, as ndarray.copy() is for numpy. The descriptor is
+    immutable and shared; the owner is the tuple of new uint8 arrays."""
+    arrays = tuple(np.array(tensor.buffer(i), copy=True) for i in range(len(tensor.buffers)))
+    spans = tuple((a.__array_interface__["data"][0], a.nbytes) for a in arrays)
+    return Tensor._from_spans(tensor.descriptor, spans, arrays, False)
