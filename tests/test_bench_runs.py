@@ -17,5 +17,8 @@ def test_bench_runs_and_reports_every_target():
         "3-buffer quantized / 1-buffer plain",
         "C decode+destroy / DLManagedTensor baseline",
         "C: `decode_destroy_quantized`",
+        "pickle 5 round trip: Tensor / numpy, 64 MiB",
+        "dask scatter+gather direct: quantized Tensor / numpy, 64 MiB",
+        "dask scatter+gather via scheduler, Tensor affine int8 64 MiB",
     ):
         assert row in out

@@ -91,14 +91,15 @@ def test_dask_scatter_dequantize_on_a_worker_and_gather(dask_client):
 
     worker_pids = set(dask_client.run(os.getpid).values())
     assert len(worker_pids) == 2 and os.getpid() not in worker_pids
-    for name in NAMES:
+    # Through the scheduler (pickle protocol 4: in-band) and direct to the workers (protocol 5: out-of-band).
+    for name, direct in [(name, direct) for name in NAMES for direct in (None, True)]:
         local = SAMPLES[name]
-        future = dask_client.scatter(local, timeout=TIMEOUT)
+        future = dask_client.scatter(local, timeout=TIMEOUT, direct=direct)
         assert dask_client.who_has(future)[future.key]  # it lives on a worker
         dequantized = dask_client.submit(Tensor.dequantize, future, pure=False)
         pid = dask_client.submit(holder_pid, future, pure=False)
         wait([future, dequantized, pid], timeout=TIMEOUT)
-        back, result, worker_pid = dask_client.gather([future, dequantized, pid])
+        back, result, worker_pid = dask_client.gather([future, dequantized, pid], direct=direct)
         assert worker_pid in worker_pids
         assert_same(back, local)
         assert_same_bits(result, values(local))

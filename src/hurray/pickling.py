@@ -18,7 +18,7 @@ import zlib
 
 import numpy as np
 
-from ._ffi import lib
+from ._ffi import ffi, lib
 from .descriptor import Descriptor
 from .errors import AbiVersionError, CorruptError, UnsupportedError
 from .tensor import Tensor
@@ -29,6 +29,9 @@ __all__ = ["ENCODING_VERSION", "copy_tensor", "reduce_ex", "unpickle_tensor"]
 # has the one codec; the version is the little-endian uint16 at bytes 4-5 of
 # every encoding (docs/impl/descriptor-encoding.md), so read it from one.
 ENCODING_VERSION = int.from_bytes(Descriptor.build("uint8", ()).encode()[4:6], "little")
+
+# (C ABI version, descriptor encoding version): the first item of every state.
+_VERSIONS = (lib.HURRAY_C_ABI_VERSION, ENCODING_VERSION)
 
 # How many bytes at each end of a buffer the fingerprint reads.
 _EDGE = 256
@@ -57,43 +60,44 @@ def reduce_ex(tensor, protocol):
         buffers = tuple(v.tobytes() for v in views)
     else:
         buffers = tuple(bytearray(v) for v in views)  # arrives writable, as numpy's copy does
-    versions = (lib.HURRAY_C_ABI_VERSION, ENCODING_VERSION)
-    state = (versions, tensor.descriptor.encode(), tensor.readonly, checks, buffers)
+    state = (_VERSIONS, tensor.descriptor.encode(), tensor.readonly, checks, buffers)
     return (unpickle_tensor, state)
 
 
-def _versions(versions):
-    if (
-        not isinstance(versions, tuple)
-        or len(versions) != 2
-        or not all(type(v) is int for v in versions)
-    ):
+def _refuse_versions(versions):
+    """Raise the error that says what is wrong with a state's versions."""
+    if not isinstance(versions, tuple) or len(versions) != 2 or not all(type(v) is int for v in versions):
         raise CorruptError(f"pickled tensor: versions must be a pair of ints, not {versions!r}")
     abi, encoding = versions
     if abi != lib.HURRAY_C_ABI_VERSION:
         raise AbiVersionError(
             f"pickled tensor: written by C ABI version {abi}; this build serves {lib.HURRAY_C_ABI_VERSION}"
         )
-    if encoding != ENCODING_VERSION:
-        raise UnsupportedError(
-            f"pickled tensor: descriptor encoding version {encoding} is unsupported "
-            f"(this build reads {ENCODING_VERSION})"
-        )
+    raise UnsupportedError(
+        f"pickled tensor: descriptor encoding version {encoding} is unsupported (this build reads {ENCODING_VERSION})"
+    )
 
 
-def _received(i, obj, nbytes, fingerprint):
-    """Received buffer `i` as a 1-D byte memoryview, checked against what was pickled."""
+def _received(i, obj, check):
+    """Received buffer `i` as a 1-D byte memoryview, checked against `check`,
+    the (nbytes, fingerprint) pair recorded when it was pickled."""
     try:
         view = memoryview(obj)
     except TypeError:
         raise CorruptError(
             f"pickled tensor: buffer {i} is a {type(obj).__name__}, not a buffer (missing?)"
         ) from None
-    if view.c_contiguous:
-        view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
-    else:
-        # The one copy on this side: a transport handed back strided memory.
+    if view.ndim != 1 or view.format != "B":
+        if view.c_contiguous:
+            view = view.cast("B")
+        else:
+            # The one copy on this side: a transport handed back strided memory.
+            view = memoryview(view.tobytes())
+    elif not view.c_contiguous:
         view = memoryview(view.tobytes())
+    if type(check) is not tuple or len(check) != 2 or type(check[0]) is not int or type(check[1]) is not int:
+        raise CorruptError(f"pickled tensor: buffer {i}'s check must be (nbytes, fingerprint), not {check!r}")
+    nbytes, fingerprint = check
     if view.nbytes != nbytes:
         raise CorruptError(
             f"pickled tensor: buffer {i} holds {view.nbytes} bytes, but {nbytes} were pickled "
@@ -114,25 +118,20 @@ def unpickle_tensor(versions, encoded, readonly, checks, buffers):
     objects (see each one's ``.obj``); it is read-only if it was read-only
     when pickled or if any received buffer is read-only.
     """
-    _versions(versions)
+    if versions != _VERSIONS:
+        _refuse_versions(versions)
     descriptor = Descriptor.decode(encoded)
     if type(readonly) is not bool:
         raise CorruptError(f"pickled tensor: readonly must be a bool, not {type(readonly).__name__}")
-    if not isinstance(checks, tuple) or not isinstance(buffers, tuple) or len(checks) != len(buffers):
+    if type(checks) is not tuple or type(buffers) is not tuple or len(checks) != len(buffers):
         raise CorruptError("pickled tensor: the buffer checks and the buffers do not pair up")
-    views = []
-    for i, (obj, check) in enumerate(zip(buffers, checks)):
-        if not (isinstance(check, tuple) and len(check) == 2 and all(type(c) is int for c in check)):
-            raise CorruptError(f"pickled tensor: buffer {i}'s check must be (nbytes, fingerprint), not {check!r}")
-        views.append(_received(i, obj, *check))
-    readonly = readonly or any(v.readonly for v in views)
-    spans = tuple((_address(v), v.nbytes) for v in views)
+    views = tuple(_received(i, obj, check) for i, (obj, check) in enumerate(zip(buffers, checks)))
+    spans = []
+    for view in views:
+        readonly = readonly or view.readonly
+        spans.append((int(ffi.cast("uintptr_t", ffi.from_buffer(view))), view.nbytes))
     # check_buffers in C: every byte the descriptor reaches lies in a span.
-    return Tensor._from_spans(descriptor, spans, tuple(views), readonly)
-
-
-def _address(view):
-    return np.frombuffer(view, dtype=np.uint8).__array_interface__["data"][0]
+    return Tensor._from_spans(descriptor, tuple(spans), views, readonly)
 
 
 def copy_tensor(tensor):
