@@ -204,8 +204,12 @@ def test_missing_out_of_band_buffers():
     with pytest.raises(pickle.UnpicklingError):
         pickle.loads(data, buffers=buffers[:2])
     # A placeholder where a buffer should be reaches Hurray, which refuses it.
-    with pytest.raises(CorruptError, match="buffer 1 is a NoneType, not a buffer"):
+    with pytest.raises(CorruptError, match="buffer 1 is a NoneType, not a usable buffer"):
         pickle.loads(data, buffers=[buffers[0], None, buffers[2]])
+    released = pickle.PickleBuffer(bytearray(buffers[1].raw()))
+    released.release()
+    with pytest.raises(CorruptError, match="buffer 1 is a PickleBuffer, not a usable buffer"):
+        pickle.loads(data, buffers=[buffers[0], released, buffers[2]])
     # A state that lists fewer buffers than it checks.
     state = state_of(tensor)
     state[4] = state[4][:2]
@@ -268,6 +272,8 @@ def test_mismatched_versions_in_the_state():
         ((hurray.C_ABI_VERSION,), CorruptError),
         ("4.1", CorruptError),
         (("4", "1"), CorruptError),
+        ((np.array([4, 4]), 1), CorruptError),
+        (None, CorruptError),
     ):
         state[0] = versions
         with pytest.raises(error):

@@ -64,9 +64,13 @@ def reduce_ex(tensor, protocol):
     return (unpickle_tensor, state)
 
 
+def _is_int_pair(value):
+    return type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
+
+
 def _refuse_versions(versions):
     """Raise the error that says what is wrong with a state's versions."""
-    if not isinstance(versions, tuple) or len(versions) != 2 or not all(type(v) is int for v in versions):
+    if not _is_int_pair(versions):
         raise CorruptError(f"pickled tensor: versions must be a pair of ints, not {versions!r}")
     abi, encoding = versions
     if abi != lib.HURRAY_C_ABI_VERSION:
@@ -83,19 +87,16 @@ def _received(i, obj, check):
     the (nbytes, fingerprint) pair recorded when it was pickled."""
     try:
         view = memoryview(obj)
-    except TypeError:
-        raise CorruptError(
-            f"pickled tensor: buffer {i} is a {type(obj).__name__}, not a buffer (missing?)"
-        ) from None
-    if view.ndim != 1 or view.format != "B":
-        if view.c_contiguous:
-            view = view.cast("B")
-        else:
+        if not view.c_contiguous:
             # The one copy on this side: a transport handed back strided memory.
             view = memoryview(view.tobytes())
-    elif not view.c_contiguous:
-        view = memoryview(view.tobytes())
-    if type(check) is not tuple or len(check) != 2 or type(check[0]) is not int or type(check[1]) is not int:
+        if view.ndim != 1 or view.format != "B":
+            view = view.cast("B")
+    except (TypeError, ValueError, BufferError) as exc:  # not a buffer, or a released one
+        raise CorruptError(
+            f"pickled tensor: buffer {i} is a {type(obj).__name__}, not a usable buffer (missing?): {exc}"
+        ) from None
+    if not _is_int_pair(check):
         raise CorruptError(f"pickled tensor: buffer {i}'s check must be (nbytes, fingerprint), not {check!r}")
     nbytes, fingerprint = check
     if view.nbytes != nbytes:
@@ -118,7 +119,7 @@ def unpickle_tensor(versions, encoded, readonly, checks, buffers):
     objects (see each one's ``.obj``); it is read-only if it was read-only
     when pickled or if any received buffer is read-only.
     """
-    if versions != _VERSIONS:
+    if not _is_int_pair(versions) or versions != _VERSIONS:
         _refuse_versions(versions)
     descriptor = Descriptor.decode(encoded)
     if type(readonly) is not bool:
