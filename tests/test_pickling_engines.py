@@ -18,7 +18,7 @@ from hurray import Tensor
 from support.pickle_samples import assert_same, assert_same_bits, holder_pid, samples, values, work, work_by_name
 
 SAMPLES = samples()
-NAMES = ["plain", "plain-readonly", "plain-strided", "affine", "affine-int4-blocks", "mx", "nvfp4", "ggml"]
+NAMES = ["plain", "plain-readonly", "plain-strided", "affine", "affine-int4-blocks", "mx", "nvfp4-packed", "ggml"]
 TIMEOUT = 120  # seconds for any one exchange; a hang fails instead of blocking the suite
 
 

@@ -21,7 +21,7 @@ def _q8_0_blocks(rng, count):
 
 
 def samples(seed=0):
-    """name -> Tensor: plain, read-only plain, affine (3 buffers), MX, NVFP4 and GGML."""
+    """name -> Tensor: plain (read-only, strided, big-endian, empty), affine, MX, NVFP4 (packed too) and GGML."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((16, 64)).astype(np.float32)
     frozen = rng.standard_normal((3, 5)).astype(np.float64)
@@ -34,6 +34,9 @@ def samples(seed=0):
         "affine-int4-blocks": hurray.quantize_affine(x, dtype="int4", block_size=32),
         "mx": hurray.quantize_mx(x, dtype="float8_e4m3fn"),
         "nvfp4": hurray.quantize_nvfp4(x, swizzled=True),
+        "nvfp4-packed": hurray.quantize_nvfp4(x, packing="lsb_first"),
+        "big-endian": hurray.from_numpy(x.astype(">f4")),
+        "empty": hurray.from_numpy(np.empty((0, 3), dtype=np.float32)),
         "ggml": from_gguf(_q8_0_blocks(rng, 32), "Q8_0", (16, 64)),
     }
 
