@@ -90,6 +90,10 @@ def test_the_state_is_small_versioned_and_in_band():
     assert readonly is False
     assert [nbytes for nbytes, _ in checks] == [n for _, n in tensor.buffers]
     assert len(buffers) == 3
+    # Protocols 0-4: the same, the buffers as the pickle's own bytes, and a flag to make them writable again.
+    *same, inline, inband_copy = state_of(tensor, 4)
+    assert same == [versions, encoded, readonly, checks] and inband_copy is True
+    assert [type(b) for b in inline] == [bytes] * 3
 
 
 def test_256_mib_in_band_part_stays_under_2_kib_and_no_buffer_is_copied():
@@ -298,7 +302,9 @@ def test_descriptor_bytes_of_another_encoding_version_or_malformed():
 
 def test_malformed_state_fields():
     tensor = SAMPLES["affine"]
-    for field, value in ((2, 1), (3, [(1, 2)] * 3), (3, ((1, 2),) * 3), (3, ((1.0, 2),) * 3), (4, list("abc"))):
+    for field, value in (
+        (2, 1), (3, [(1, 2)] * 3), (3, ((1, 2),) * 3), (3, ((1.0, 2),) * 3), (4, list("abc")), (5, 1), (5, None),
+    ):
         state = state_of(tensor, 4)
         state[field] = value
         with pytest.raises(CorruptError):

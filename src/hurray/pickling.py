@@ -3,7 +3,8 @@
 With pickle protocol 5 the descriptor bytes go in-band and every buffer goes
 out-of-band as a ``pickle.PickleBuffer`` over the tensor's own memory, in
 buffer order: nothing is copied. With protocol 4 and below every buffer goes
-in-band as a byte string. Unpickling is an import like any other: the
+in-band as a byte string, copied again into writable memory on arrival when
+the tensor was writable. Unpickling is an import like any other: the
 versions are checked, the descriptor decoded and validated, and each
 received buffer checked against the length and fingerprint recorded when it
 was pickled, all before the Tensor exists; the Tensor constructor then proves
@@ -48,20 +49,18 @@ def _fingerprint(view):
 
 
 def reduce_ex(tensor, protocol):
-    """Tensor.__reduce_ex__: (unpickle_tensor, (versions, descriptor bytes, readonly, checks, buffers))."""
+    """Tensor.__reduce_ex__: (unpickle_tensor, (versions, descriptor bytes, readonly, checks, buffers[, True]))."""
     arrays = [tensor.buffer(i) for i in range(len(tensor.buffers))]  # zero-copy uint8 views
     views = [memoryview(a) for a in arrays]
     checks = tuple((v.nbytes, _fingerprint(v)) for v in views)
+    state = (_VERSIONS, tensor.descriptor.encode(), tensor.readonly, checks)
     if protocol >= 5:
         # Out-of-band when the pickler has a buffer_callback; otherwise pickle
         # writes each in-band, as bytes when read-only and bytearray when not.
-        buffers = tuple(pickle.PickleBuffer(a) for a in arrays)
-    elif tensor.readonly:
-        buffers = tuple(v.tobytes() for v in views)
-    else:
-        buffers = tuple(bytearray(v) for v in views)  # arrives writable, as numpy's copy does
-    state = (_VERSIONS, tensor.descriptor.encode(), tensor.readonly, checks, buffers)
-    return (unpickle_tensor, state)
+        return (unpickle_tensor, state + (tuple(pickle.PickleBuffer(a) for a in arrays),))
+    # In-band bytes (one copy; a bytearray would cost pickle a second), made
+    # writable again on arrival, as numpy's in-band copies are.
+    return (unpickle_tensor, state + (tuple(v.tobytes() for v in views), True))
 
 
 def _is_int_pair(value):
@@ -112,12 +111,14 @@ def _received(i, obj, check):
     return view
 
 
-def unpickle_tensor(versions, encoded, readonly, checks, buffers):
+def unpickle_tensor(versions, encoded, readonly, checks, buffers, inband_copy=False):
     """Rebuild a pickled Tensor, checking everything it is handed first.
 
     The Tensor's owner is the tuple of memoryviews over the received buffer
     objects (see each one's ``.obj``); it is read-only if it was read-only
-    when pickled or if any received buffer is read-only.
+    when pickled or if any received buffer is read-only. `inband_copy`
+    (protocols 0 to 4) says the buffers are the pickle's own bytes: a
+    writable tensor then gets writable copies of them.
     """
     if not _is_int_pair(versions) or versions != _VERSIONS:
         _refuse_versions(versions)
@@ -126,7 +127,11 @@ def unpickle_tensor(versions, encoded, readonly, checks, buffers):
         raise CorruptError(f"pickled tensor: readonly must be a bool, not {type(readonly).__name__}")
     if type(checks) is not tuple or type(buffers) is not tuple or len(checks) != len(buffers):
         raise CorruptError("pickled tensor: the buffer checks and the buffers do not pair up")
+    if type(inband_copy) is not bool:
+        raise CorruptError(f"pickled tensor: inband_copy must be a bool, not {type(inband_copy).__name__}")
     views = tuple(_received(i, obj, check) for i, (obj, check) in enumerate(zip(buffers, checks)))
+    if inband_copy and not readonly:
+        views = tuple(memoryview(bytearray(view)) for view in views)
     spans = []
     for view in views:
         readonly = readonly or view.readonly
