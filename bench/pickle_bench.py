@@ -15,10 +15,8 @@ target: Dask's scheduler connections speak pickle protocol 4, so there a
 Tensor (like any object without a Dask serializer of its own) travels
 in-band and is copied, while numpy has Dask's own serializer (ADR-043).
 """
-import gc
 import logging
 import pickle
-import time
 
 import numpy as np
 
@@ -47,23 +45,7 @@ def _quantized(values):
     return hurray.Tensor(descriptor, [(a.__array_interface__["data"][0], a.nbytes) for a in arrays], owner=arrays)
 
 
-def _best(cases, rounds, calls):
-    """name -> best ns per call over interleaved rounds."""
-    best = {name: float("inf") for name in cases}
-    gc.disable()
-    try:
-        for _ in range(rounds):
-            for name, fn in cases.items():
-                t0 = time.perf_counter_ns()
-                for _ in range(calls):
-                    fn()
-                best[name] = min(best[name], (time.perf_counter_ns() - t0) / calls)
-    finally:
-        gc.enable()
-    return best
-
-
-def _dask_cases(values, tensor, rounds):
+def _dask_cases(measure, values, tensor, rounds):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(
@@ -87,13 +69,17 @@ def _dask_cases(values, tensor, rounds):
                 cases[f"dask scatter+gather {route}, Tensor affine int8 64 MiB"] = (
                     lambda d=direct: scatter_gather(tensor, d)
                 )
-            return _best(cases, max(3, rounds // 4), 1)
+            return measure(cases, max(3, rounds // 4), 1)
     finally:
         cluster.close(timeout=60)
 
 
-def run(rounds, calls):
-    """(name -> ns per call, [(target, measured ratio, at most)])."""
+def run(measure, rounds, calls):
+    """(name -> ns per call, [(target, measured ratio, at most)]).
+
+    `measure(cases, rounds, calls)` is bench/run.py's: best ns per call of
+    each case over interleaved rounds.
+    """
     values = np.random.default_rng(1).integers(-128, 128, (8192, SIZE // 8192), dtype=np.int8)
     array = np.ones(SIZE, dtype=np.uint8)
     plain = hurray.from_numpy(np.ones(SIZE, dtype=np.uint8))
@@ -103,8 +89,8 @@ def run(rounds, calls):
         "pickle 5 out-of-band, Tensor 64 MiB": lambda: _round_trip(plain),
         "pickle 5 out-of-band, Tensor affine int8 64 MiB (3 buffers)": lambda: _round_trip(tensor),
     }
-    ns = _best(cases, rounds, calls)
-    ns.update(_dask_cases(values, tensor, rounds))
+    ns = measure(cases, rounds, calls)
+    ns.update(_dask_cases(measure, values, tensor, rounds))
     rows = [
         ("pickle 5 round trip: Tensor / numpy, 64 MiB",
          ns["pickle 5 out-of-band, Tensor 64 MiB"] / ns["pickle 5 out-of-band, numpy 64 MiB"], 1.0),
@@ -116,7 +102,9 @@ def run(rounds, calls):
 
 
 if __name__ == "__main__":
-    results, targets = run(10, 200)
+    from run import measure
+
+    results, targets = run(measure, 10, 200)
     for name, value in results.items():
         print(f"{value:14,.0f} ns  {name}")
     for name, value, limit in targets:

@@ -178,7 +178,7 @@ def main(argv=None):
     py = measure(python_cases(), args.rounds, args.calls)
     c = c_codec()
     rows = targets(py, c)
-    pickled, pickle_rows = pickle_bench.run(args.rounds, args.calls)  # bench/pickle_bench.py
+    pickled, pickle_rows = pickle_bench.run(measure, args.rounds, args.calls)  # bench/pickle_bench.py
     text = table({**py, **pickled}, c, rows + pickle_rows)
     print(text)
     if not args.no_write:
