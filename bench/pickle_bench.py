@@ -100,12 +100,3 @@ def run(measure, rounds, calls):
     ]
     return ns, rows
 
-
-if __name__ == "__main__":
-    from run import measure
-
-    results, targets = run(measure, 10, 200)
-    for name, value in results.items():
-        print(f"{value:14,.0f} ns  {name}")
-    for name, value, limit in targets:
-        print(f"{name}: {value:.2f} (at most {limit:.2f})")
