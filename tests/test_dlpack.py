@@ -1069,3 +1069,64 @@ def test_deleters_leak_during_finalization():
 def test_package_exports():
     assert hurray.from_dlpack is from_dlpack and hurray.DLPackError is DLPackError
     assert issubclass(DLPackError, HurrayError) and issubclass(DLPackError, BufferError)
+
+
+# ---- legacy capsules: read-only, because they cannot say otherwise (ADR-037, decision 5) ----
+
+
+def _legacy_numpy(memory):
+    return memory.__dlpack__()  # numpy answers a call without max_version with "dltensor"
+
+
+def _legacy_torch(memory):
+    return torch.utils.dlpack.to_dlpack(torch.from_numpy(memory))  # always "dltensor"
+
+
+@pytest.mark.parametrize("make_capsule", [_legacy_numpy, _legacy_torch], ids=["numpy", "torch"])
+def test_legacy_capsule_of_writable_memory_gives_a_read_only_tensor(make_capsule):
+    memory = np.arange(4, dtype=np.int32)
+    assert memory.flags.writeable
+    capsule = make_capsule(memory)
+    assert capsule_name(capsule) == "dltensor"
+    tensor = from_dlpack(capsule)
+    assert not tensor.owner.versioned and not tensor.owner.readonly  # the producer set no flag...
+    assert tensor.readonly  # ...and none could be set, so nothing may write through Hurray
+    _assert_read_only_array(np.asarray(tensor))
+    _assert_read_only_array(tensor.buffer(0))
+    assert np.shares_memory(np.asarray(tensor), memory)  # still zero-copy
+    # numpy makes the same choice for the same capsule.
+    assert not np.from_dlpack(Producer(memory, accepts_keywords=False)).flags.writeable
+    # The producer keeps its own rights; Hurray sees its writes.
+    memory[0] = 7
+    assert np.asarray(tensor)[0] == 7
+
+
+def test_old_producer_without_max_version_gives_a_read_only_tensor():
+    memory = np.arange(3, dtype=np.float32)
+    tensor = from_dlpack(Producer(memory, accepts_keywords=False))
+    assert not tensor.owner.versioned and tensor.readonly
+    _assert_read_only_array(np.asarray(tensor))
+
+
+@pytest.mark.parametrize("producer", ["numpy", "torch"])
+def test_versioned_capsule_keeps_its_read_only_flag_semantics(producer):
+    memory = np.arange(4, dtype=np.int32)
+    source = memory if producer == "numpy" else torch.from_numpy(memory)
+    writable = from_dlpack(source)  # asks for 1.1: a versioned capsule with no READ_ONLY flag
+    assert writable.owner.versioned and not writable.readonly
+    view = np.asarray(writable)
+    assert view.flags.writeable
+    view[1] = 42
+    assert memory[1] == 42
+    frozen = memory.view()
+    frozen.flags.writeable = False
+    tensor = from_dlpack(frozen)  # versioned, READ_ONLY set
+    assert tensor.owner.versioned and tensor.owner.readonly and tensor.readonly
+
+
+def test_forged_legacy_and_versioned_capsules_differ_only_by_what_they_can_say():
+    memory = np.arange(4, dtype=np.uint8)
+    legacy = from_dlpack(Forged(memory, (4,), (1,), 1, 8, versioned=False))
+    versioned = from_dlpack(Forged(memory, (4,), (1,), 1, 8, flags=0))
+    assert legacy.readonly and not versioned.readonly
+    assert not np.asarray(legacy).flags.writeable and np.asarray(versioned).flags.writeable

@@ -381,7 +381,9 @@ def from_dlpack(x):
     capsule. The capsule is taken (renamed "used_dltensor[_versioned]") only
     once it has been checked; the producer's deleter runs exactly once, when
     the last user of the returned tensor is gone. Memory the producer marked
-    read-only gives a read-only tensor.
+    read-only gives a read-only tensor, and so does a legacy ("dltensor")
+    capsule, which cannot say whether its memory may be written (ADR-037,
+    decision 5; numpy's ``from_dlpack`` does the same).
 
     The tensor's hold on the producer (through its deleter) is invisible to
     the cycle collector: if what the deleter keeps alive also keeps the
@@ -397,4 +399,6 @@ def from_dlpack(x):
     # capsule is taken: a refused capsule stays its producer's, deleter uncalled.
     check_spans(desc, spans)
     owner = _dlpack.take(capsule, info[13], info[9])  # the very struct and data checked
-    return Tensor._from_checked(desc, spans, owner, owner.readonly)
+    # Only a versioned capsule can say its memory may be written (ADR-037, decision 5).
+    readonly = owner.readonly or not owner.versioned
+    return Tensor._from_checked(desc, spans, owner, readonly)
