@@ -65,7 +65,7 @@ setup(
         Extension(
             "hurray._dlpack",
             sources=["src/hurray/_dlpack.c"],
-            depends=["src/hurray/dlpack_abi.h"],
+            depends=["src/hurray/third_party/dlpack/dlpack.h"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),
     ],

@@ -1130,3 +1130,23 @@ def test_forged_legacy_and_versioned_capsules_differ_only_by_what_they_can_say()
     versioned = from_dlpack(Forged(memory, (4,), (1,), 1, 8, flags=0))
     assert legacy.readonly and not versioned.readonly
     assert not np.asarray(legacy).flags.writeable and np.asarray(versioned).flags.writeable
+
+
+def test_vendored_dlpack_header_is_whole_licensed_and_described():
+    import os
+    import re
+
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "src", "hurray", "third_party", "dlpack")
+    with open(os.path.join(folder, "dlpack.h"), encoding="utf-8") as f:
+        header = f.read()
+    with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    with open(os.path.join(folder, "LICENSE"), encoding="utf-8") as f:
+        license_text = f.read()
+    major = re.search(r"#define DLPACK_MAJOR_VERSION (\d+)", header).group(1)
+    minor = re.search(r"#define DLPACK_MINOR_VERSION (\d+)", header).group(1)
+    assert f"version {major}.{minor}" in readme  # the note says which release this is
+    assert major == str(_dlpack.DLPACK_MAJOR)
+    assert "DLManagedTensorVersioned" in header and header.rstrip().endswith("#endif  // !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)")
+    assert "Apache License" in license_text and "Version 2.0" in license_text and "END OF TERMS AND CONDITIONS" in license_text

@@ -26,11 +26,38 @@
 #include <Python.h>
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlpack_abi.h"
+#include "third_party/dlpack/dlpack.h"
+
+/* The version this bridge writes. A capsule with another major version may
+ * only have its deleter called; a higher minor version only adds codes. */
+#define HURRAY_DLPACK_MAJOR 1
+#define HURRAY_DLPACK_MINOR 1
+
+/* Capsule names. A consumer renames a capsule to the "used_" form when it
+ * takes ownership; PyCapsule keeps the pointer, so they are static strings. */
+#define HURRAY_DLPACK_NAME "dltensor"
+#define HURRAY_DLPACK_USED_NAME "used_dltensor"
+#define HURRAY_DLPACK_VERSIONED_NAME "dltensor_versioned"
+#define HURRAY_DLPACK_VERSIONED_USED_NAME "used_dltensor_versioned"
+
+/* The layouts every DLPack 1.x producer and consumer relies on; a vendored
+ * header that moved one of these fails to build. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
+_Static_assert(sizeof(DLTensor) == 48, "DLTensor is 48 bytes on 64-bit targets");
+_Static_assert(offsetof(DLTensor, dtype) == 20, "DLTensor.dtype offset");
+_Static_assert(offsetof(DLTensor, byte_offset) == 40, "DLTensor.byte_offset offset");
+_Static_assert(offsetof(DLManagedTensor, deleter) == 56, "DLManagedTensor.deleter offset");
+_Static_assert(offsetof(DLManagedTensorVersioned, deleter) == 16, "versioned deleter offset");
+_Static_assert(offsetof(DLManagedTensorVersioned, flags) == 24, "versioned flags offset");
+_Static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "versioned dl_tensor offset");
+#endif
+_Static_assert(DLPACK_MAJOR_VERSION == HURRAY_DLPACK_MAJOR, "the vendored dlpack.h is major version 1");
 
 /* A DLTensor's rank is an int32; a Hurray descriptor's is at most this. */
 #define DLPACK_BRIDGE_MAX_RANK 64

@@ -40,7 +40,7 @@ class DLPackError(HurrayError, BufferError):
 
 _dlpack.set_error_classes(DLPackError, CapsuleError)
 
-# DLPack device types and flags (dlpack_abi.h).
+# DLPack device types and flags (third_party/dlpack/dlpack.h).
 KDL_CPU = 1
 _DEVICE_NAMES = {1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL", 7: "kDLVulkan",
                  8: "kDLMetal", 9: "kDLVPI", 10: "kDLROCM", 11: "kDLROCMHost", 12: "kDLExtDev",
