@@ -1150,3 +1150,23 @@ def test_vendored_dlpack_header_is_whole_licensed_and_described():
     assert major == str(_dlpack.DLPACK_MAJOR)
     assert "DLManagedTensorVersioned" in header and header.rstrip().endswith("#endif  // !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)")
     assert "Apache License" in license_text and "Version 2.0" in license_text and "END OF TERMS AND CONDITIONS" in license_text
+
+
+def test_both_extensions_share_one_runtime():
+    from hurray import _protocol
+
+    capsule = np.arange(2).__dlpack__()
+    assert _dlpack.CapsuleType is _protocol.CapsuleType is type(capsule)
+    # Each extension counts its own releases (the runtime is compiled into each).
+    before_dl, before_protocol = _dlpack._owner_counters(), _protocol._owner_counters()
+    del capsule
+    capsule = _dlpack.export(np.zeros(1), np.zeros(1).ctypes.data, 2, 64, (1,), (1,), 0, True)
+    del capsule
+    gc.collect()
+    assert _dlpack._owner_counters()[0] == before_dl[0] + 1
+    assert _protocol._owner_counters() == before_protocol
+    # Refusals from C are the package's classes, raised the one way.
+    with pytest.raises(DLPackError, match="rank 65 is above 64"):
+        _dlpack.export(object(), 0, 2, 32, (1,) * 65, (1,) * 65, 0, True)
+    with pytest.raises(CapsuleError, match="not a DLPack capsule"):
+        _dlpack.inspect(hurray.from_numpy(np.zeros(1)).__hurray__())

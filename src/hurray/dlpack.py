@@ -13,7 +13,6 @@ The capsules themselves are made and read in C (``hurray._dlpack``); this
 module decides what may cross and translates between the two type systems.
 """
 import ctypes
-import datetime
 import operator
 import sys
 from typing import NamedTuple, Optional, Tuple
@@ -25,7 +24,7 @@ from . import dtypes as _dtypes
 from ._checks import check_spans, reach
 from ._ffi import lib
 from .descriptor import Descriptor
-from .errors import CapsuleError, HurrayError
+from .errors import HurrayError
 
 __all__ = ["DLPackError", "dlpack_device", "from_dlpack", "to_dlpack", "to_dlpack_capsule"]
 
@@ -37,8 +36,6 @@ class DLPackError(HurrayError, BufferError):
     producers to raise.
     """
 
-
-_dlpack.set_error_classes(DLPackError, CapsuleError)
 
 # DLPack device types and flags (third_party/dlpack/dlpack.h).
 KDL_CPU = 1
@@ -82,7 +79,7 @@ _LSB_FIRST_WIDTHS = (1, 2, 4)  # the widths Hurray's lsb_first packing holds
 _PACKING_CODES = {None: lib.HURRAY_PACKING_NONE, "padded": lib.HURRAY_PACKING_PADDED,
                   "lsb_first": lib.HURRAY_PACKING_LSB_FIRST}
 
-_CAPSULE_TYPE = type(datetime.datetime_CAPI)
+_CAPSULE_TYPE = _dlpack.CapsuleType
 
 
 def _refuse(what, hint):
