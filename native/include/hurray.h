@@ -236,6 +236,26 @@ HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor *desc, uint64
 HurrayStatus hurray_dtype_bits(uint32_t dtype, uint32_t *out);
 const char *hurray_dtype_name(uint32_t dtype);
 
+/* GGML block facts, by HurrayGgmlType code. hurray_ggml_block: elements and
+ * bytes of one block; HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_UNSUPPORTED
+ * for an unknown code. hurray_ggml_name: the lower-case GGUF spelling
+ * ("q4_0"), a static string, or NULL for an unknown code. */
+HurrayStatus hurray_ggml_block(uint32_t ggml_type, uint64_t *out_elements, uint64_t *out_bytes);
+const char *hurray_ggml_name(uint32_t ggml_type);
+
+/* Layout facts. hurray_layout_row_major_strides: row-major contiguous
+ * strides, in elements, for shape[0 .. rank-1] into out_strides[0 ..
+ * rank-1] (the caller's array); a zero dimension steps as one.
+ * HURRAY_ERROR_INVALID_ARGUMENT for rank above HURRAY_MAX_RANK,
+ * HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OVERFLOW when the element count
+ * passes INT64_MAX. hurray_layout_swizzled_128x4_count: how many scales a
+ * HURRAY_PART_LAYOUT_SWIZZLED_128X4 part holds for rows x cols scales (the
+ * matrix padded to whole 128 x 4 tiles); HURRAY_ERROR_NULL_ARGUMENT,
+ * HURRAY_ERROR_OVERFLOW. */
+HurrayStatus hurray_layout_row_major_strides(uint32_t rank, const uint64_t *shape,
+                                             int64_t *out_strides);
+HurrayStatus hurray_layout_swizzled_128x4_count(uint64_t rows, uint64_t cols, uint64_t *out);
+
 /* ---- HurrayTensorContext: what a capsule carries beside its buffers ---- */
 
 /* Copies the descriptor bytes and takes owner: on success

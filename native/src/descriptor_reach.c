@@ -12,6 +12,7 @@
 
 #include "descriptor.h"
 #include "dtype.h"
+#include "layout.h"
 #include "status.h"
 
 HurrayStatus hurray__descriptor_fail_shape(uint32_t dim)
@@ -22,13 +23,9 @@ HurrayStatus hurray__descriptor_fail_shape(uint32_t dim)
 
 HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, int64_t *out)
 {
-    uint64_t step = 1;
-    for (uint32_t k = desc->rank; k-- > 0;) {
-        out[k] = (int64_t)step;
-        uint64_t dim = desc->shape[k];
-        if (__builtin_mul_overflow(step, dim == 0 ? 1 : dim, &step) || step > INT64_MAX) {
-            return hurray__descriptor_fail_shape(k);
-        }
+    uint32_t dim = 0;
+    if (!hurray__row_major_strides(desc->rank, desc->shape, out, &dim)) {
+        return hurray__descriptor_fail_shape(dim);
     }
     return HURRAY_OK;
 }
@@ -59,10 +56,8 @@ HurrayStatus hurray__descriptor_swizzled_reach(const HurrayDescriptor *desc, uin
 {
     uint64_t rows = desc->shape[0];
     uint64_t cols = desc->shape[1] / desc->block_size;
-    uint64_t padded_rows, padded_cols, count;
-    if (__builtin_add_overflow(rows, (128 - rows % 128) % 128, &padded_rows) ||
-        __builtin_add_overflow(cols, (4 - cols % 4) % 4, &padded_cols) ||
-        __builtin_mul_overflow(padded_rows, padded_cols, &count)) {
+    uint64_t count;
+    if (!hurray__swizzled_128x4_count(rows, cols, &count)) {
         return hurray__descriptor_fail_reach(role);
     }
     return hurray__descriptor_packed_reach(role, count,

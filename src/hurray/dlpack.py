@@ -22,6 +22,7 @@ import numpy as np
 from . import _dlpack
 from . import dtypes as _dtypes
 from ._checks import check_spans, reach
+from ._facts import row_major_strides
 from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import HurrayError
@@ -300,15 +301,6 @@ def _device_of(x, device_of):
         ) from None
 
 
-def _row_major(shape):
-    strides = [0] * len(shape)
-    step = 1
-    for i in range(len(shape) - 1, -1, -1):
-        strides[i] = step
-        step *= max(shape[i], 1)
-    return tuple(strides)
-
-
 def _import_plan(info):
     """Check a capsule's facts; return (descriptor, spans): the one span, as a Tensor takes it."""
     if len(info) == 3:
@@ -336,7 +328,7 @@ def _import_plan(info):
     if any(n < 0 for n in shape):
         raise DLPackError(f"the DLPack shape {shape} has a negative dimension")
     if strides is None:
-        strides = _row_major(shape)
+        strides = row_major_strides(shape)
     packing = None
     width = bits
     if bits < 8:
