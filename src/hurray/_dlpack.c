@@ -15,13 +15,11 @@
  * refuses what it cannot read safely (bad names, a foreign major version,
  * a rank it cannot hold).
  *
- * The lifetime rules are those of design note D-NB2 (_protocol.c), and so
- * is the code that keeps them (_pyruntime.c, shared with _protocol.c): the
- * deleter may run on any thread and leaks its reference once the
- * interpreter is exiting; capsules and Owner are not tracked by the cycle
- * collector, so a cycle through one (a producer that keeps its own
- * capsule, or a consumer tensor of itself) is never freed, as with numpy's
- * DLPack; one interpreter lifetime only (no Py_Finalize + Py_Initialize).
+ * The lifetime rules, and their limits (deleters on any thread, a
+ * reference leaked at interpreter exit, cycles through a capsule never
+ * collected, one interpreter lifetime), are those of design note D-NB2,
+ * docs/impl/d-nb2.md, decisions 5, 11 and 12; the code that keeps them is
+ * _pyruntime.c, shared with _protocol.c.
  */
 #include "_pyruntime.h"
 

@@ -2,83 +2,15 @@
  * hurray._protocol -- the native protocol's C side: every capsule is made
  * and read here, against the Python C API and hurray.h.
  *
- * ======================================================================
- * Design note D-NB2: the capsule and its context
- * ======================================================================
- *
- * What a capsule carries (ADR-030 section 2, ADR-034):
- *
- *   name     "hurray_tensor"  -- a static string; a consumer that takes
- *            ownership renames the capsule "used_hurray_tensor" (also
- *            static), as DLPack does with "dltensor" / "used_dltensor".
- *   pointer  a HurrayBufferList: one HurrayBuffer per buffer of the tensor,
- *            each made with hurray_buffer_from_ptr over the producer's own
- *            memory (no copy).
- *   context  a HurrayTensorContext made by hurray_tensor_context_new: the
- *            producer's HURRAY_C_ABI_VERSION in the frozen header, a private
- *            copy of the descriptor bytes, and an owner.
- *
- * Who keeps the producer's memory alive. Every handle that needs it holds
- * its own strong reference to the producer's owner object: each buffer
- * (release = hurray__py_owner_release, release_context = owner) and the context
- * (owner_release = hurray__py_owner_release). So a capsule over k buffers holds
- * k + 1 references. A consumer written in C may therefore destroy the
- * context as soon as it has read the descriptor and keep the buffers for as
- * long as it likes; no handle depends on the lifetime of another.
- *
- * Who frees what. Until a consumer takes ownership, the capsule owns the
- * list and the context; its destructor frees them only while its name is
- * still "hurray_tensor". A consumer takes ownership by checking everything
- * first and then renaming the capsule; from then on it owns both handles and
- * destroys them with hurray_buffer_list_destroy and
- * hurray_tensor_context_destroy. Order, everywhere in this file: the list
- * first, then the context -- the descriptor outlives the buffers it
- * describes. A consumer that refuses a capsule touches nothing, and the
- * capsule's owner still frees it. (consume() can fail after the rename only
- * by running out of memory; it then frees the handles it took, so the
- * capsule stays consumed and nothing leaks.)
- *
- * What a consumer checks, in this order, before renaming (python-bindings
- * section ABI version: the version is verified before any handle is
- * dereferenced): the name; the context's ABI version, read with
- * hurray_tensor_context_abi_version and nothing else (a NULL context or one
- * without the magic is refused; a version other than this build's is
- * refused naming both); the descriptor bytes, decoded; the descriptor
- * against the buffer list (hurray_descriptor_check_buffers).
- *
- * The only code that touches Python from a handle is hurray__py_owner_release
- * (_pyruntime.c, shared with the DLPack bridge _dlpack.c). It
- * may run on any thread, including one Python has never seen (a C consumer
- * destroying the list), and at any time, including interpreter
- * finalization. When the interpreter is not initialized or is finalizing it
- * returns at once and leaks the reference: at that point taking the GIL can
- * hang or kill the thread, and touching an object can crash (numpy PR
- * #22510). Otherwise it takes the GIL with PyGILState_Ensure, keeps any
- * pending exception aside, drops the reference, and restores. The
- * finalization check is racy by nature; keeping it in one small function is
- * what keeps the window small.
- *
- * Cycles are not collected. Capsules, Holder and the handles are not
- * tracked by the cycle collector, and the owner references the handles
- * hold are invisible to it. A reference cycle that runs through one of
- * them -- a producer that keeps its own capsule, or keeps a consumer
- * tensor of itself -- is never freed: it leaks until a reference is
- * dropped by hand. numpy's DLPack capsules behave the same way, and so do
- * this package's (_dlpack.c).
- *
- * Threads. Exporting and consuming run entirely with the GIL held, and a
- * consumer renames the capsule before it allocates any Python object, so
- * two threads racing for one capsule cannot both take it: exactly one
- * succeeds, the other sees "already consumed". The module supports the main
- * interpreter of a GIL build (PyGILState_* does not serve subinterpreters).
- *
- * One interpreter lifetime. An embedder that calls Py_Finalize and later
- * Py_Initialize again is not supported. A handle that outlived the first
- * interpreter holds a reference to one of its objects; once the second
- * runs, the exit check no longer stops hurray__py_owner_release, which would drop
- * that dangling reference. The counters (_pyruntime.c) would also carry
- * over.
- * ======================================================================
+ * The design is design note D-NB2, docs/impl/d-nb2.md, its one statement;
+ * comments below cite its decisions by number. In short: a "hurray_tensor"
+ * capsule's pointer is a HurrayBufferList and its context a
+ * HurrayTensorContext; every handle holds its own reference to the
+ * producer's owner, dropped by hurray__py_owner_release (_pyruntime.c, shared
+ * with _dlpack.c) from any thread, leaked at interpreter exit (decisions 2
+ * and 5); a consumer checks the name, then the ABI version, then the
+ * descriptor, then the buffers, and only then takes the capsule by renaming
+ * it (decision 3); lists are destroyed before contexts (decision 4).
  */
 #include "_pyruntime.h"
 

@@ -210,10 +210,8 @@ def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, 
     (byte_offset 0), the form numpy and PyTorch write and read. A read-only
     tensor sets the READ_ONLY flag, so it needs a versioned capsule.
 
-    As with numpy's capsules, the deleter's reference to ``tensor`` is
-    invisible to the cycle collector: if whatever keeps the capsule, or the
-    consumer's array made from it, is itself kept alive by ``tensor`` (say,
-    the tensor's owner), that cycle is never collected.
+    The deleter's reference to ``tensor`` is invisible to the cycle
+    collector (design note D-NB2, decision 11).
     """
     version = _version_tuple(max_version)
     versioned = version is not None and version >= (1, 0)
@@ -375,9 +373,7 @@ def from_dlpack(x):
     decision 5; numpy's ``from_dlpack`` does the same).
 
     The tensor's hold on the producer (through its deleter) is invisible to
-    the cycle collector: if what the deleter keeps alive also keeps the
-    returned tensor, that cycle is never collected (numpy's ``from_dlpack``
-    is the same).
+    the cycle collector (design note D-NB2, decision 11).
     """
     from .tensor import Tensor
 
