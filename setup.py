@@ -60,13 +60,14 @@ setup(
     ext_modules=[
         Extension(
             "hurray._protocol",
-            sources=["src/hurray/_protocol.c"],
+            sources=["src/hurray/_protocol.c", "src/hurray/_pyruntime.c"],
+            depends=["src/hurray/_pyruntime.h"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),
         Extension(
             "hurray._dlpack",
-            sources=["src/hurray/_dlpack.c"],
-            depends=["src/hurray/dlpack_abi.h"],
+            sources=["src/hurray/_dlpack.c", "src/hurray/_pyruntime.c"],
+            depends=["src/hurray/_pyruntime.h", "src/hurray/third_party/dlpack/dlpack.h"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),
     ],

@@ -14,6 +14,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -135,7 +136,10 @@ def table(py, c, rows):
 
 
 def svg(py):
-    """A horizontal bar chart of the Python-side cases, without a plotting dependency."""
+    """A horizontal bar chart of the Python-side cases, without a plotting dependency.
+
+    Case names are code (`&out`, `<`), so every text node is XML-escaped.
+    """
     items = list(py.items())
     width, bar_h, left = 760, 22, 330
     top = max(ns for _, ns in items)
@@ -145,7 +149,7 @@ def svg(py):
         y = 10 + i * bar_h
         w = max(1.0, (width - left - 80) * ns / top)
         colour = "#2a7ab0" if name.startswith("from_hurray") else "#999999"
-        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{name}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(name)}</text>')
         parts.append(f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" fill="{colour}"/>')
         parts.append(f'<text x="{left + w + 4:.1f}" y="{y + 15}">{ns:,.0f} ns</text>')
     parts.append("</svg>")

@@ -4,7 +4,7 @@ import numpy as np
 
 import hurray
 from hurray import Descriptor, Tensor
-from hurray.gguf import GGML_TYPES, ggml_block
+from hurray.gguf import GGML_BLOCKS, ggml_block
 
 GGML_NAMES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k", "mxfp4")
 
@@ -44,7 +44,7 @@ def kinds():
         rows = 2
         out[f"ggml {name}"] = hurray.from_gguf(_raw(rows * block_bytes * (256 // elements), 100 + i), name,
                                                (rows, 256))
-    assert set(GGML_TYPES) >= set(GGML_NAMES)
+    assert set(GGML_BLOCKS) >= set(GGML_NAMES)
     return out
 
 

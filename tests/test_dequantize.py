@@ -16,7 +16,8 @@ import hurray
 from hurray import Descriptor, Part, Tensor
 from hurray.dtypes import DTYPES
 from hurray.errors import HurrayError, UnsupportedError
-from hurray.packing import pack, pack_tensor
+from hurray.numpy_bridge import pack_tensor
+from hurray.packing import pack
 from support.torch_warnings import QUIET_TORCH
 
 pytestmark = QUIET_TORCH

@@ -36,8 +36,9 @@ from support.cbuild import (
 VECTORS = ROOT / "tests" / "vectors"
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
 # The sources this test owns; each must compile alone under the strict flags.
-CODEC_SOURCES = ["dtype.c", "descriptor_build.c", "descriptor_validate.c", "descriptor_accept.c",
-                 "descriptor_codec.c", "descriptor_reach.c"]
+CODEC_SOURCES = ["dtype.c", "layout.c", "descriptor_build.c", "descriptor_validate.c",
+                 "descriptor_accept.c", "descriptor_encode.c", "descriptor_decode.c",
+                 "descriptor_reach.c", "descriptor_check_buffers.c"]
 # The bit flips alone make hundreds of thousands of checks; a count this low
 # means whole sections stopped running.
 MIN_CHECKS = 100_000
@@ -74,7 +75,7 @@ def test_descriptor_against_installed_library(descriptor_binary):
 
 def test_descriptor_under_address_and_undefined_sanitizers(tmp_path):
     sources = library_sources()
-    assert any(p.endswith("descriptor_codec.c") for p in sources)
+    assert any(p.endswith("descriptor_decode.c") for p in sources)
     exe = build_sanitized(C_TESTS / "test_descriptor.c", tmp_path / "test_descriptor_sanitized", STRICT, sources)
     assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_descriptor", MIN_CHECKS)
 

@@ -1069,3 +1069,104 @@ def test_deleters_leak_during_finalization():
 def test_package_exports():
     assert hurray.from_dlpack is from_dlpack and hurray.DLPackError is DLPackError
     assert issubclass(DLPackError, HurrayError) and issubclass(DLPackError, BufferError)
+
+
+# ---- legacy capsules: read-only, because they cannot say otherwise (ADR-037, decision 5) ----
+
+
+def _legacy_numpy(memory):
+    return memory.__dlpack__()  # numpy answers a call without max_version with "dltensor"
+
+
+def _legacy_torch(memory):
+    return torch.utils.dlpack.to_dlpack(torch.from_numpy(memory))  # always "dltensor"
+
+
+@pytest.mark.parametrize("make_capsule", [_legacy_numpy, _legacy_torch], ids=["numpy", "torch"])
+def test_legacy_capsule_of_writable_memory_gives_a_read_only_tensor(make_capsule):
+    memory = np.arange(4, dtype=np.int32)
+    assert memory.flags.writeable
+    capsule = make_capsule(memory)
+    assert capsule_name(capsule) == "dltensor"
+    tensor = from_dlpack(capsule)
+    assert not tensor.owner.versioned and not tensor.owner.readonly  # the producer set no flag...
+    assert tensor.readonly  # ...and none could be set, so nothing may write through Hurray
+    _assert_read_only_array(np.asarray(tensor))
+    _assert_read_only_array(tensor.buffer(0))
+    assert np.shares_memory(np.asarray(tensor), memory)  # still zero-copy
+    # numpy makes the same choice for the same capsule.
+    assert not np.from_dlpack(Producer(memory, accepts_keywords=False)).flags.writeable
+    # The producer keeps its own rights; Hurray sees its writes.
+    memory[0] = 7
+    assert np.asarray(tensor)[0] == 7
+
+
+def test_old_producer_without_max_version_gives_a_read_only_tensor():
+    memory = np.arange(3, dtype=np.float32)
+    tensor = from_dlpack(Producer(memory, accepts_keywords=False))
+    assert not tensor.owner.versioned and tensor.readonly
+    _assert_read_only_array(np.asarray(tensor))
+
+
+@pytest.mark.parametrize("producer", ["numpy", "torch"])
+def test_versioned_capsule_keeps_its_read_only_flag_semantics(producer):
+    memory = np.arange(4, dtype=np.int32)
+    source = memory if producer == "numpy" else torch.from_numpy(memory)
+    writable = from_dlpack(source)  # asks for 1.1: a versioned capsule with no READ_ONLY flag
+    assert writable.owner.versioned and not writable.readonly
+    view = np.asarray(writable)
+    assert view.flags.writeable
+    view[1] = 42
+    assert memory[1] == 42
+    frozen = memory.view()
+    frozen.flags.writeable = False
+    tensor = from_dlpack(frozen)  # versioned, READ_ONLY set
+    assert tensor.owner.versioned and tensor.owner.readonly and tensor.readonly
+
+
+def test_forged_legacy_and_versioned_capsules_differ_only_by_what_they_can_say():
+    memory = np.arange(4, dtype=np.uint8)
+    legacy = from_dlpack(Forged(memory, (4,), (1,), 1, 8, versioned=False))
+    versioned = from_dlpack(Forged(memory, (4,), (1,), 1, 8, flags=0))
+    assert legacy.readonly and not versioned.readonly
+    assert not np.asarray(legacy).flags.writeable and np.asarray(versioned).flags.writeable
+
+
+def test_vendored_dlpack_header_is_whole_licensed_and_described():
+    import os
+    import re
+
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "src", "hurray", "third_party", "dlpack")
+    with open(os.path.join(folder, "dlpack.h"), encoding="utf-8") as f:
+        header = f.read()
+    with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    with open(os.path.join(folder, "LICENSE"), encoding="utf-8") as f:
+        license_text = f.read()
+    major = re.search(r"#define DLPACK_MAJOR_VERSION (\d+)", header).group(1)
+    minor = re.search(r"#define DLPACK_MINOR_VERSION (\d+)", header).group(1)
+    assert f"version {major}.{minor}" in readme  # the note says which release this is
+    assert major == str(_dlpack.DLPACK_MAJOR)
+    assert "DLManagedTensorVersioned" in header and header.rstrip().endswith("#endif  // !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)")
+    assert "Apache License" in license_text and "Version 2.0" in license_text and "END OF TERMS AND CONDITIONS" in license_text
+
+
+def test_both_extensions_share_one_runtime():
+    from hurray import _protocol
+
+    capsule = np.arange(2).__dlpack__()
+    assert _dlpack.CapsuleType is _protocol.CapsuleType is type(capsule)
+    # Each extension counts its own releases (the runtime is compiled into each).
+    before_dl, before_protocol = _dlpack._owner_counters(), _protocol._owner_counters()
+    del capsule
+    capsule = _dlpack.export(np.zeros(1), np.zeros(1).ctypes.data, 2, 64, (1,), (1,), 0, True)
+    del capsule
+    gc.collect()
+    assert _dlpack._owner_counters()[0] == before_dl[0] + 1
+    assert _protocol._owner_counters() == before_protocol
+    # Refusals from C are the package's classes, raised the one way.
+    with pytest.raises(DLPackError, match="rank 65 is above 64"):
+        _dlpack.export(object(), 0, 2, 32, (1,) * 65, (1,) * 65, 0, True)
+    with pytest.raises(CapsuleError, match="not a DLPack capsule"):
+        _dlpack.inspect(hurray.from_numpy(np.zeros(1)).__hurray__())

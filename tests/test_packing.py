@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from hurray import Descriptor, Tensor, packing
+from hurray.numpy_bridge import pack_tensor
 from hurray.errors import HurrayError, InvalidArgumentError, UnsupportedError
 
 RNG = np.random.default_rng(7)
@@ -125,11 +126,11 @@ def test_packed_tensor_unpacks_value_exact(name, layout):
     width = WIDTH[name]
     if layout == "ggml_split" and width != 4:
         with pytest.raises(InvalidArgumentError):
-            packing.pack_tensor(np.zeros((2, 32), getattr(ml_dtypes, name)), layout)
+            pack_tensor(np.zeros((2, 32), getattr(ml_dtypes, name)), layout)
         return
     codes = RNG.integers(0, 1 << width, size=(2, 64), dtype=np.uint8)
     values = codes.view(getattr(ml_dtypes, name))
-    t = packing.pack_tensor(values, layout)
+    t = pack_tensor(values, layout)
     assert t.descriptor.packing == layout and t.dtype == name
     assert t.buffers[0][1] == codes.size * width // 8
     with pytest.raises(UnsupportedError, match=f"packed {width}-bit {layout} elements"):
@@ -151,4 +152,4 @@ def test_unpack_of_strided_packed_tensor():
 
 def test_pack_tensor_refuses_whole_bytes():
     with pytest.raises(HurrayError):
-        packing.pack_tensor(np.zeros(4, np.int8))
+        pack_tensor(np.zeros(4, np.int8))

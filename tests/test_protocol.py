@@ -206,7 +206,7 @@ def test_pending_exception_survives_capsule_destruction():
 def test_pending_exception_survives_holder_destruction():
     # The same for a consumed capsule: the consumer tensor, its Holder and
     # the last references to the producer all go while the TypeError is set,
-    # so py_owner_release runs with it pending.
+    # so hurray__py_owner_release runs with it pending.
     a = np.zeros(4, dtype=np.float32)
     ref = weakref.ref(a)
     before = counters()

@@ -322,7 +322,7 @@ FINALIZING_SCRIPT = textwrap.dedent(
 
 
 def test_release_during_finalization_leaks_instead_of_touching_python():
-    """The exit half of py_owner_release's check (D-NB2, decision 5): a
+    """The exit half of hurray__py_owner_release's check (D-NB2, decision 5): a
     handle destroyed while the interpreter finalizes leaks its owner
     reference, counted, and the exit stays clean."""
     result = subprocess.run([sys.executable, "-c", FINALIZING_SCRIPT],

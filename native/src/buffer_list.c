@@ -90,10 +90,7 @@ HurrayStatus hurray_buffer_list_push(HurrayBufferList *list, HurrayBuffer **buf)
         }
     }
     if (list->len == list->capacity) {
-        HurrayStatus status = grow(list);
-        if (status != HURRAY_OK) {
-            return status;
-        }
+        HURRAY__TRY(grow(list));
     }
     list->items[list->len] = *buf;
     list->len += 1;

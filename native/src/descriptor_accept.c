@@ -17,7 +17,7 @@
  * and one for the granularity's fields, where the full check has a branch
  * and a message for each rule.
  */
-#include "descriptor.h"
+#include "descriptor_accept.h"
 #include "dtype.h"
 
 #define BIT(x) (1u << (x))

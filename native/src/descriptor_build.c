@@ -10,16 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "descriptor.h"
+#include "descriptor_reach.h"
+#include "descriptor_validate.h"
 #include "dtype.h"
 #include "status.h"
-
-uint64_t hurray__descriptor_encoded_len(const HurrayDescriptor *desc)
-{
-    /* rank <= 64 and at most 4 parts: at most 1120, no overflow possible. */
-    return HURRAY__DESCRIPTOR_HEADER_LEN + (uint64_t)HURRAY__DESCRIPTOR_DIM_LEN * desc->rank +
-           (uint64_t)HURRAY__DESCRIPTOR_PART_LEN * hurray__descriptor_part_count(desc);
-}
 
 /* Default packing: none for whole bytes; packed at their own width where
  * that is allowed (1, 2, 4 bits); one per byte otherwise (fp6). */
@@ -317,10 +311,7 @@ HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor *desc, uint64
     /* Judged by the same rule as validation, so a built descriptor with a
      * gap in its indices gets no count that encode would then refuse. */
     uint32_t count = 0;
-    HurrayStatus status = hurray__descriptor_buffer_indices(desc, &count);
-    if (status != HURRAY_OK) {
-        return status;
-    }
+    HURRAY__TRY(hurray__descriptor_buffer_indices(desc, &count));
     *out = count;
     return HURRAY_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * descriptor_reach.c -- the size arithmetic of a descriptor: element counts,
- * row-major strides, the bytes each part can reach, and the proof that
- * those bytes lie inside the buffers (hurray_descriptor_check_buffers).
+ * row-major strides and the bytes each part can reach (descriptor_reach.h).
+ * The proof that those bytes lie inside the buffers is
+ * descriptor_check_buffers.c.
  *
  * Every product and sum goes through __builtin_*_overflow: the fields come
  * from untrusted bytes, and a wrapped size would turn an out-of-bounds
@@ -10,8 +11,9 @@
 #include <inttypes.h>
 #include <stddef.h>
 
-#include "descriptor.h"
+#include "descriptor_reach.h"
 #include "dtype.h"
+#include "layout.h"
 #include "status.h"
 
 HurrayStatus hurray__descriptor_fail_shape(uint32_t dim)
@@ -22,13 +24,9 @@ HurrayStatus hurray__descriptor_fail_shape(uint32_t dim)
 
 HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, int64_t *out)
 {
-    uint64_t step = 1;
-    for (uint32_t k = desc->rank; k-- > 0;) {
-        out[k] = (int64_t)step;
-        uint64_t dim = desc->shape[k];
-        if (__builtin_mul_overflow(step, dim == 0 ? 1 : dim, &step) || step > INT64_MAX) {
-            return hurray__descriptor_fail_shape(k);
-        }
+    uint32_t dim = 0;
+    if (!hurray__row_major_strides(desc->rank, desc->shape, out, &dim)) {
+        return hurray__descriptor_fail_shape(dim);
     }
     return HURRAY_OK;
 }
@@ -59,92 +57,11 @@ HurrayStatus hurray__descriptor_swizzled_reach(const HurrayDescriptor *desc, uin
 {
     uint64_t rows = desc->shape[0];
     uint64_t cols = desc->shape[1] / desc->block_size;
-    uint64_t padded_rows, padded_cols, count;
-    if (__builtin_add_overflow(rows, (128 - rows % 128) % 128, &padded_rows) ||
-        __builtin_add_overflow(cols, (4 - cols % 4) % 4, &padded_cols) ||
-        __builtin_mul_overflow(padded_rows, padded_cols, &count)) {
+    uint64_t count;
+    if (!hurray__swizzled_128x4_count(rows, cols, &count)) {
         return hurray__descriptor_fail_reach(role);
     }
     return hurray__descriptor_packed_reach(role, count,
                                            hurray__dtype_bits(desc->parts[role - 1].dtype),
                                            out_after);
-}
-
-/* One part against its buffer: the span [byte_offset - before, byte_offset
- * + after) must lie inside it. */
-static HurrayStatus check_part_fits(const HurrayBufferList *list, uint32_t role,
-                                    const HurrayDescriptorPart *part, uint64_t before,
-                                    uint64_t after)
-{
-    const HurrayBuffer *buffer = NULL;
-    void *data = NULL;
-    uint64_t len = 0;
-    HurrayStatus status = hurray_buffer_list_get(list, part->buffer_index, &buffer);
-    if (status == HURRAY_OK) {
-        status = hurray_buffer_data(buffer, &data, &len);
-    }
-    if (status != HURRAY_OK) {
-        return status;
-    }
-    if (before > part->byte_offset) {
-        return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
-                            "descriptor: part %s: negative strides reach %" PRIu64
-                            " bytes back from byte offset %" PRIu64
-                            ", before the start of buffer %" PRIu64,
-                            hurray__role_name(role), before, part->byte_offset,
-                            part->buffer_index);
-    }
-    uint64_t end;
-    if (__builtin_add_overflow(part->byte_offset, after, &end) || end > len) {
-        return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
-                            "descriptor: part %s: reaches %" PRIu64
-                            " bytes from byte offset %" PRIu64 " of buffer %" PRIu64
-                            ", which holds %" PRIu64 " bytes",
-                            hurray__role_name(role), after, part->byte_offset,
-                            part->buffer_index, len);
-    }
-    return HURRAY_OK;
-}
-
-HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
-                                             const HurrayBufferList *list)
-{
-    if (desc == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
-                            "hurray_descriptor_check_buffers: desc is NULL");
-    }
-    if (list == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
-                            "hurray_descriptor_check_buffers: list is NULL");
-    }
-    /* A built descriptor may never have been validated; the reach is only
-     * meaningful for one that is, and the check computes it on the way. */
-    HurrayDescriptorFacts facts;
-    HurrayStatus status = hurray__descriptor_check_facts(desc, &facts);
-    if (status != HURRAY_OK) {
-        return status;
-    }
-    uint64_t list_len = 0;
-    status = hurray_buffer_list_len(list, &list_len);
-    if (status != HURRAY_OK) {
-        return status;
-    }
-    if (list_len != facts.buffer_count) {
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
-                            "descriptor: the buffer list holds %" PRIu64
-                            " buffers but the descriptor uses %u",
-                            list_len, (unsigned)facts.buffer_count);
-    }
-    for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
-        uint32_t role = hurray__role_of_bit(parts);
-        uint64_t before = facts.before[role - 1], after = facts.after[role - 1];
-        if (before == 0 && after == 0) {
-            continue; /* no elements, no bytes */
-        }
-        status = check_part_fits(list, role, &desc->parts[role - 1], before, after);
-        if (status != HURRAY_OK) {
-            return status;
-        }
-    }
-    return HURRAY_OK;
 }

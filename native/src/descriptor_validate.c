@@ -17,22 +17,11 @@
 #include <inttypes.h>
 #include <stddef.h>
 
-#include "descriptor.h"
+#include "descriptor_validate.h"
 #include "dtype.h"
 #include "status.h"
 
 #define INVALID HURRAY_ERROR_INVALID_DESCRIPTOR
-
-const char *hurray__role_name(uint32_t role)
-{
-    switch (role) {
-    case HURRAY_ROLE_VALUES: return "values";
-    case HURRAY_ROLE_SCALE: return "scale";
-    case HURRAY_ROLE_ZERO_POINT: return "zero_point";
-    case HURRAY_ROLE_GLOBAL_SCALE: return "global_scale";
-    default: return "?";
-    }
-}
 
 static const char *packing_name(uint32_t packing)
 {
@@ -68,7 +57,7 @@ static const char *granularity_name(uint32_t granularity)
 }
 
 /* The part of a role the check has proved present. */
-static const HurrayDescriptorPart *part(const HurrayDescriptor *desc, uint32_t role)
+static const HurrayDescriptorPart *part_of(const HurrayDescriptor *desc, uint32_t role)
 {
     return &desc->parts[role - 1];
 }
@@ -76,7 +65,7 @@ static const HurrayDescriptorPart *part(const HurrayDescriptor *desc, uint32_t r
 /* The dtype row of a part, once check_codes has proved the code known. */
 static const struct hurray__dtype_info *dtype_of(const HurrayDescriptor *desc, uint32_t role)
 {
-    return hurray__dtype_row(part(desc, role)->dtype);
+    return hurray__dtype_row(part_of(desc, role)->dtype);
 }
 
 /* Codes first: every later rule may use them as table keys. */
@@ -111,7 +100,7 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             continue;
         }
-        const HurrayDescriptorPart *p = part(desc, role);
+        const HurrayDescriptorPart *p = part_of(desc, role);
         if (!hurray__dtype_is_known(p->dtype)) {
             return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %s: dtype %u is unknown",
                                 hurray__role_name(role), (unsigned)p->dtype);
@@ -133,7 +122,7 @@ static inline HurrayStatus buffer_indices(const HurrayDescriptor *desc, uint32_t
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             continue;
         }
-        uint64_t index = part(desc, role)->buffer_index;
+        uint64_t index = part_of(desc, role)->buffer_index;
         /* At most 4 parts, so any index of 4 or more must leave a gap. */
         if (index >= HURRAY_MAX_PARTS) {
             return hurray__fail(INVALID,
@@ -163,7 +152,7 @@ HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uin
 /* Layer 2: the values part and how its elements are stored. */
 static HurrayStatus check_values(const HurrayDescriptor *desc)
 {
-    const HurrayDescriptorPart *values = part(desc, HURRAY_ROLE_VALUES);
+    const HurrayDescriptorPart *values = part_of(desc, HURRAY_ROLE_VALUES);
     if (values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR) {
         return hurray__fail(INVALID, "descriptor: part values: layout must be row_major (0), not %u",
                             (unsigned)values->layout);
@@ -295,7 +284,7 @@ static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
             continue;
         }
-        const HurrayDescriptorPart *p = part(desc, role);
+        const HurrayDescriptorPart *p = part_of(desc, role);
         /* A parameter part has no packing field of its own, so its
          * elements must be whole bytes to have one meaning. */
         if (hurray__dtype_bits(p->dtype) % 8 != 0) {
@@ -371,7 +360,7 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             "descriptor: granularity: scheme microscaling needs per_block, not %s",
                             granularity_name(desc->granularity));
     }
-    uint32_t values = part(desc, HURRAY_ROLE_VALUES)->dtype;
+    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
     if (!hurray__dtype_is_fp8(values) && !hurray__dtype_is_fp6(values) &&
         !hurray__dtype_is_fp4(values) && values != HURRAY_DTYPE_INT8) {
         return hurray__fail(INVALID,
@@ -382,7 +371,7 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
     HURRAY__TRY(require_part(desc, HURRAY_ROLE_SCALE));
     HURRAY__TRY(forbid_parts(desc, HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)));
     HURRAY__TRY(check_axis(desc));
-    const HurrayDescriptorPart *scale = part(desc, HURRAY_ROLE_SCALE);
+    const HurrayDescriptorPart *scale = part_of(desc, HURRAY_ROLE_SCALE);
     if (scale->dtype == HURRAY_DTYPE_FLOAT8_E8M0FNU) {
         /* OCP Microscaling v1.0 */
         if (desc->block_size != 32) {
@@ -418,7 +407,7 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             (unsigned)desc->rank, (unsigned)desc->axis);
     }
     if (desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE)) {
-        uint32_t global = part(desc, HURRAY_ROLE_GLOBAL_SCALE)->dtype;
+        uint32_t global = part_of(desc, HURRAY_ROLE_GLOBAL_SCALE)->dtype;
         if (global != HURRAY_DTYPE_FLOAT32) {
             return hurray__fail(INVALID,
                                 "descriptor: part global_scale: dtype must be float32, not %s",
@@ -439,7 +428,7 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
         return hurray__fail(INVALID, "descriptor: ggml type: missing (scheme ggml needs one)");
     }
     HURRAY__TRY(forbid_parts(desc, PARAMETER_ROLES));
-    uint32_t values = part(desc, HURRAY_ROLE_VALUES)->dtype;
+    uint32_t values = part_of(desc, HURRAY_ROLE_VALUES)->dtype;
     if (values != HURRAY_DTYPE_UINT8) {
         return hurray__fail(INVALID,
                             "descriptor: part values: scheme ggml holds block bytes, so its "

@@ -110,3 +110,21 @@ const char *hurray__ggml_name(uint32_t ggml_type)
     const struct ggml_info *info = ggml_lookup(ggml_type);
     return info == NULL ? NULL : info->name;
 }
+
+HurrayStatus hurray_ggml_block(uint32_t ggml_type, uint64_t *out_elements, uint64_t *out_bytes)
+{
+    if (out_elements == NULL || out_bytes == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_ggml_block: %s is NULL",
+                            out_elements == NULL ? "out_elements" : "out_bytes");
+    }
+    if (!hurray__ggml_block(ggml_type, out_elements, out_bytes)) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "hurray_ggml_block: GGML type %u is unknown",
+                            (unsigned)ggml_type);
+    }
+    return HURRAY_OK;
+}
+
+const char *hurray_ggml_name(uint32_t ggml_type)
+{
+    return hurray__ggml_name(ggml_type);
+}

@@ -81,12 +81,6 @@ static inline bool hurray__dtype_is_known(uint32_t dtype)
     return hurray__dtype_kind(dtype) != HURRAY__KIND_NONE;
 }
 
-/* Signed or unsigned integers of any width, sub-byte ones included; not bool. */
-static inline bool hurray__dtype_is_integer(uint32_t dtype)
-{
-    return hurray__dtype_kind(dtype) == HURRAY__KIND_INT;
-}
-
 static inline bool hurray__dtype_is_fp8(uint32_t dtype)
 {
     return hurray__dtype_kind(dtype) == HURRAY__KIND_FP8;
@@ -102,12 +96,6 @@ static inline bool hurray__dtype_is_fp4(uint32_t dtype)
     return hurray__dtype_kind(dtype) == HURRAY__KIND_FP4;
 }
 
-/* float16, float32, float64 and bfloat16: the types a scale may have. */
-static inline bool hurray__dtype_is_wide_float(uint32_t dtype)
-{
-    return hurray__dtype_kind(dtype) == HURRAY__KIND_FLOAT;
-}
-
 /* A kind that is a real floating type: the wide floats plus the fp8, fp6
  * and fp4 families. One test of a bit set of kinds rather than four
  * compares. */
@@ -116,11 +104,6 @@ static inline bool hurray__dtype_kind_is_float(uint8_t kind)
     const uint32_t floats = 1u << HURRAY__KIND_FLOAT | 1u << HURRAY__KIND_FP8 |
                             1u << HURRAY__KIND_FP6 | 1u << HURRAY__KIND_FP4;
     return (floats >> kind) & 1u;
-}
-
-static inline bool hurray__dtype_is_float(uint32_t dtype)
-{
-    return hurray__dtype_kind_is_float(hurray__dtype_kind(dtype));
 }
 
 /* One GGML block: how many elements it encodes and how many bytes it takes.

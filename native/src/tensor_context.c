@@ -78,10 +78,7 @@ static int abi_version_served(uint32_t abi_version)
 static HurrayStatus check_context(const void *ctx, const char *fn)
 {
     uint32_t abi_version;
-    HurrayStatus status = read_header(ctx, fn, &abi_version);
-    if (status != HURRAY_OK) {
-        return status;
-    }
+    HURRAY__TRY(read_header(ctx, fn, &abi_version));
     if (!abi_version_served(abi_version)) {
         return hurray__fail(HURRAY_ERROR_ABI_VERSION,
                             "%s: the context has ABI version %lu; this library serves "
@@ -163,10 +160,7 @@ HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext 
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: out is NULL", fn);
     }
     uint32_t abi_version;
-    HurrayStatus status = read_header(ctx, fn, &abi_version);
-    if (status != HURRAY_OK) {
-        return status;
-    }
+    HURRAY__TRY(read_header(ctx, fn, &abi_version));
     *out = abi_version;
     return HURRAY_OK;
 }
@@ -186,10 +180,7 @@ HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *
     if (out_len == NULL) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: out_len is NULL", fn);
     }
-    HurrayStatus status = check_context(ctx, fn);
-    if (status != HURRAY_OK) {
-        return status;
-    }
+    HURRAY__TRY(check_context(ctx, fn));
     *out_bytes = ctx->descriptor;
     *out_len = ctx->descriptor_len;
     return HURRAY_OK;

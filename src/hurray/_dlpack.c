@@ -15,104 +15,64 @@
  * refuses what it cannot read safely (bad names, a foreign major version,
  * a rank it cannot hold).
  *
- * The lifetime rules are those of design note D-NB2 (_protocol.c): the
- * deleter may run on any thread and leaks its reference once the
- * interpreter is exiting; capsules and Owner are not tracked by the cycle
- * collector, so a cycle through one (a producer that keeps its own
- * capsule, or a consumer tensor of itself) is never freed, as with numpy's
- * DLPack; one interpreter lifetime only (no Py_Finalize + Py_Initialize).
+ * The lifetime rules, and their limits (deleters on any thread, a
+ * reference leaked at interpreter exit, cycles through a capsule never
+ * collected, one interpreter lifetime), are those of design note D-NB2,
+ * docs/impl/d-nb2.md, decisions 5, 11 and 12; the code that keeps them is
+ * _pyruntime.c, shared with _protocol.c.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_pyruntime.h"
 
-#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlpack_abi.h"
+#include "third_party/dlpack/dlpack.h"
+
+/* The version this bridge writes. A capsule with another major version may
+ * only have its deleter called; a higher minor version only adds codes. */
+#define HURRAY_DLPACK_MAJOR 1
+#define HURRAY_DLPACK_MINOR 1
+
+/* Capsule names. A consumer renames a capsule to the "used_" form when it
+ * takes ownership; PyCapsule keeps the pointer, so they are static strings. */
+#define HURRAY_DLPACK_NAME "dltensor"
+#define HURRAY_DLPACK_USED_NAME "used_dltensor"
+#define HURRAY_DLPACK_VERSIONED_NAME "dltensor_versioned"
+#define HURRAY_DLPACK_VERSIONED_USED_NAME "used_dltensor_versioned"
+
+/* The layouts every DLPack 1.x producer and consumer relies on; a vendored
+ * header that moved one of these fails to build. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
+_Static_assert(sizeof(DLTensor) == 48, "DLTensor is 48 bytes on 64-bit targets");
+_Static_assert(offsetof(DLTensor, dtype) == 20, "DLTensor.dtype offset");
+_Static_assert(offsetof(DLTensor, byte_offset) == 40, "DLTensor.byte_offset offset");
+_Static_assert(offsetof(DLManagedTensor, deleter) == 56, "DLManagedTensor.deleter offset");
+_Static_assert(offsetof(DLManagedTensorVersioned, deleter) == 16, "versioned deleter offset");
+_Static_assert(offsetof(DLManagedTensorVersioned, flags) == 24, "versioned flags offset");
+_Static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "versioned dl_tensor offset");
+#endif
+_Static_assert(DLPACK_MAJOR_VERSION == HURRAY_DLPACK_MAJOR, "the vendored dlpack.h is major version 1");
 
 /* A DLTensor's rank is an int32; a Hurray descriptor's is at most this. */
 #define DLPACK_BRIDGE_MAX_RANK 64
 
-/* Error classes handed over by dlpack.py (set_error_classes); plain
- * ValueError / TypeError until then, so the module also works alone. */
-static PyObject *refusal_error;
-static PyObject *capsule_error;
-
-static PyObject *refusal_class(void)
-{
-    return refusal_error != NULL ? refusal_error : PyExc_ValueError;
-}
-
-static PyObject *capsule_class(void)
-{
-    return capsule_error != NULL ? capsule_error : PyExc_TypeError;
-}
-
-/* Destructors run while an exception may be propagating; they keep it. */
-#if PY_VERSION_HEX >= 0x030C0000
-typedef PyObject *SavedError;
-static SavedError save_error(void) { return PyErr_GetRaisedException(); }
-static void restore_error(SavedError e) { PyErr_SetRaisedException(e); }
-#else
-typedef struct { PyObject *type, *value, *tb; } SavedError;
-static SavedError save_error(void)
-{
-    SavedError e;
-    PyErr_Fetch(&e.type, &e.value, &e.tb);
-    return e;
-}
-static void restore_error(SavedError e) { PyErr_Restore(e.type, e.value, e.tb); }
-#endif
+/* The two errors this module raises: a tensor DLPack cannot carry or Hurray
+ * cannot hold (hurray.dlpack.DLPackError), and an unusable capsule
+ * (hurray.errors.CapsuleError). Always return NULL. */
+#define refuse(...) hurray__py_raise("hurray.dlpack", "DLPackError", 0, __VA_ARGS__)
+#define capsule_error(...) hurray__py_raise("hurray.errors", "CapsuleError", 0, __VA_ARGS__)
 
 /* ---- the producer side ----------------------------------------------- */
-
-static int interpreter_finalizing(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
-}
-
-/* Owner references the deleters dropped and leaked, for tests that prove
- * each is released exactly once. Relaxed atomics: a leak is counted
- * without the GIL. */
-static atomic_ullong owner_releases;
-static atomic_ullong owner_leaks;
-
-/* The only code of the producer side that touches Python. A consumer may
- * call the deleter from any thread, at any time, with an exception pending,
- * or while the interpreter shuts down; once it is shutting down, taking the
- * GIL or freeing objects can crash, so the reference is leaked instead (the
- * check is racy, as everywhere). The same rules as py_owner_release in
- * _protocol.c (design note D-NB2). */
-static void release_owner(PyObject *owner)
-{
-    if (owner == NULL) {
-        return;
-    }
-    if (interpreter_finalizing() || !Py_IsInitialized()) {
-        atomic_fetch_add_explicit(&owner_leaks, 1, memory_order_relaxed);
-        return;
-    }
-    PyGILState_STATE gil = PyGILState_Ensure();
-    SavedError saved = save_error();
-    Py_DECREF(owner);
-    atomic_fetch_add_explicit(&owner_releases, 1, memory_order_relaxed);
-    PyErr_Clear(); /* a dealloc must not raise; if one did, it is not the consumer's */
-    restore_error(saved);
-    PyGILState_Release(gil);
-}
 
 /* The deleters of export()'s capsules: the managed struct and its arrays
  * are one malloc block, and manager_ctx is the owner. */
 static void free_export(void *block, void *owner)
 {
     free(block);
-    release_owner((PyObject *)owner);
+    hurray__py_owner_release(owner);
 }
 
 static void legacy_deleter(DLManagedTensor *self)
@@ -155,12 +115,12 @@ static void destroy_untaken(PyObject *capsule, int versioned)
     if (!PyCapsule_IsValid(capsule, name)) {
         return;
     }
-    SavedError saved = save_error();
+    HurrayPySavedError saved = hurray__py_save_error();
     void *managed = PyCapsule_GetPointer(capsule, name);
     if (managed != NULL) {
         call_deleter(managed, versioned);
     }
-    restore_error(saved);
+    hurray__py_restore_error(saved);
 }
 
 static void legacy_capsule_destructor(PyObject *capsule) { destroy_untaken(capsule, 0); }
@@ -216,8 +176,7 @@ static PyObject *dlpack_export(PyObject *module, PyObject *args)
         return NULL;
     }
     if (ndim > DLPACK_BRIDGE_MAX_RANK) {
-        return PyErr_Format(refusal_class(), "rank %zd is above %d", ndim,
-                            DLPACK_BRIDGE_MAX_RANK);
+        return refuse("rank %zd is above %d", ndim, DLPACK_BRIDGE_MAX_RANK);
     }
     if (!versioned && flags != 0) {
         return PyErr_Format(PyExc_ValueError, "a legacy DLPack capsule has no flags");
@@ -286,8 +245,7 @@ static PyObject *dlpack_export(PyObject *module, PyObject *args)
 static int capsule_kind(PyObject *capsule)
 {
     if (!PyCapsule_CheckExact(capsule)) {
-        PyErr_Format(capsule_class(), "expected a DLPack capsule, got %.200s",
-                     Py_TYPE(capsule)->tp_name);
+        capsule_error("expected a DLPack capsule, got %.200s", Py_TYPE(capsule)->tp_name);
         return -1;
     }
     const char *name = PyCapsule_GetName(capsule);
@@ -302,14 +260,12 @@ static int capsule_kind(PyObject *capsule)
     }
     if (name != NULL && (strcmp(name, HURRAY_DLPACK_USED_NAME) == 0 ||
                          strcmp(name, HURRAY_DLPACK_VERSIONED_USED_NAME) == 0)) {
-        PyErr_Format(capsule_class(),
-                     "this DLPack capsule was already consumed (its name is \"%s\")", name);
+        capsule_error("this DLPack capsule was already consumed (its name is \"%s\")", name);
         return -1;
     }
-    PyErr_Format(capsule_class(),
-                 "a capsule named \"%.200s\" is not a DLPack capsule "
-                 "(\"dltensor\" or \"dltensor_versioned\")",
-                 name != NULL ? name : "(null)");
+    capsule_error("a capsule named \"%.200s\" is not a DLPack capsule "
+                  "(\"dltensor\" or \"dltensor_versioned\")",
+                  name != NULL ? name : "(null)");
     return -1;
 }
 
@@ -324,7 +280,7 @@ static void *capsule_pointer(PyObject *capsule, int *versioned)
     const char *name = *versioned ? HURRAY_DLPACK_VERSIONED_NAME : HURRAY_DLPACK_NAME;
     void *ptr = PyCapsule_GetPointer(capsule, name);
     if (ptr == NULL && !PyErr_Occurred()) {
-        PyErr_SetString(capsule_class(), "the DLPack capsule holds a NULL pointer");
+        capsule_error("the DLPack capsule holds a NULL pointer");
     }
     return ptr;
 }
@@ -380,13 +336,11 @@ static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
         t = &((const DLManagedTensor *)ptr)->dl_tensor;
     }
     if (t->ndim < 0 || t->ndim > DLPACK_BRIDGE_MAX_RANK) {
-        return PyErr_Format(refusal_class(),
-                            "the DLPack tensor has rank %d; Hurray holds ranks 0 to %d",
-                            (int)t->ndim, DLPACK_BRIDGE_MAX_RANK);
+        return refuse("the DLPack tensor has rank %d; Hurray holds ranks 0 to %d", (int)t->ndim,
+                      DLPACK_BRIDGE_MAX_RANK);
     }
     if (t->ndim > 0 && t->shape == NULL) {
-        return PyErr_Format(refusal_class(), "the DLPack tensor has rank %d and no shape",
-                            (int)t->ndim);
+        return refuse("the DLPack tensor has rank %d and no shape", (int)t->ndim);
     }
     PyObject *shape = int64_tuple(t->shape, t->ndim);
     if (shape == NULL) {
@@ -435,9 +389,9 @@ static void owner_dealloc(OwnerObject *self)
     if (self->weakrefs != NULL) {
         PyObject_ClearWeakRefs((PyObject *)self);
     }
-    SavedError saved = save_error();
+    HurrayPySavedError saved = hurray__py_save_error();
     owner_release(self);
-    restore_error(saved);
+    hurray__py_restore_error(saved);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -519,15 +473,15 @@ static PyObject *dlpack_take(PyObject *module, PyObject *args)
     /* The struct inspect() read, not merely one with the same data: the
      * deleter this Owner will call is the one of the struct that was checked. */
     if ((unsigned long long)(uintptr_t)ptr != managed) {
-        return PyErr_Format(capsule_class(), "the DLPack capsule changed while it was read");
+        return capsule_error("the DLPack capsule changed while it was read");
     }
     uint64_t flags = 0;
     const DLTensor *t;
     if (versioned) {
         const DLManagedTensorVersioned *m = ptr;
         if (m->version.major != HURRAY_DLPACK_MAJOR) {
-            return PyErr_Format(refusal_class(), "DLPack major version %lu is not %d",
-                                (unsigned long)m->version.major, HURRAY_DLPACK_MAJOR);
+            return refuse("DLPack major version %lu is not %d", (unsigned long)m->version.major,
+                          HURRAY_DLPACK_MAJOR);
         }
         flags = m->flags;
         t = &m->dl_tensor;
@@ -535,7 +489,7 @@ static PyObject *dlpack_take(PyObject *module, PyObject *args)
         t = &((const DLManagedTensor *)ptr)->dl_tensor;
     }
     if ((unsigned long long)(uintptr_t)t->data != data) {
-        return PyErr_Format(capsule_class(), "the DLPack capsule changed while it was read");
+        return capsule_error("the DLPack capsule changed while it was read");
     }
     OwnerObject *owner = PyObject_New(OwnerObject, &OwnerType);
     if (owner == NULL) {
@@ -554,49 +508,12 @@ static PyObject *dlpack_take(PyObject *module, PyObject *args)
     return (PyObject *)owner;
 }
 
-PyDoc_STRVAR(set_error_classes_doc,
-"set_error_classes(refusal, capsule)\n\n"
-"The exception classes raised for refused tensors and for unusable capsules.");
-
-static PyObject *dlpack_set_error_classes(PyObject *module, PyObject *args)
-{
-    (void)module;
-    PyObject *refusal, *capsule;
-    if (!PyArg_ParseTuple(args, "OO:set_error_classes", &refusal, &capsule)) {
-        return NULL;
-    }
-    if (!PyExceptionClass_Check(refusal) || !PyExceptionClass_Check(capsule)) {
-        PyErr_SetString(PyExc_TypeError, "set_error_classes takes two exception classes");
-        return NULL;
-    }
-    Py_INCREF(refusal);
-    Py_INCREF(capsule);
-    Py_XSETREF(refusal_error, refusal);
-    Py_XSETREF(capsule_error, capsule);
-    Py_RETURN_NONE;
-}
-
-PyDoc_STRVAR(owner_counters_doc,
-"_owner_counters() -> (released, leaked)\n\n"
-"How many owner references the deleters of this module's capsules have\n"
-"dropped, and how many they leaked because the interpreter was exiting,\n"
-"since the module loaded.");
-
-static PyObject *dlpack_owner_counters(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-    return Py_BuildValue(
-        "(KK)", (unsigned long long)atomic_load_explicit(&owner_releases, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&owner_leaks, memory_order_relaxed));
-}
-
 static PyMethodDef dlpack_methods[] = {
     {"export", dlpack_export, METH_VARARGS, export_doc},
     {"inspect", dlpack_inspect, METH_O, inspect_doc},
     {"take", dlpack_take, METH_VARARGS, take_doc},
-    {"set_error_classes", dlpack_set_error_classes, METH_VARARGS, set_error_classes_doc},
-    {"_owner_counters", dlpack_owner_counters, METH_NOARGS, owner_counters_doc},
+    {"_owner_counters", hurray__py_owner_counters, METH_NOARGS,
+     PyDoc_STR(HURRAY__PY_OWNER_COUNTERS_DOC)},
     {NULL, NULL, 0, NULL},
 };
 
@@ -615,6 +532,7 @@ PyMODINIT_FUNC PyInit__dlpack(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module, "Owner", (PyObject *)&OwnerType) < 0 ||
+        hurray__py_add_capsule_type(module) < 0 ||
         PyModule_AddIntConstant(module, "DLPACK_MAJOR", HURRAY_DLPACK_MAJOR) < 0 ||
         PyModule_AddIntConstant(module, "DLPACK_MINOR", HURRAY_DLPACK_MINOR) < 0) {
         Py_DECREF(module);

@@ -2,88 +2,18 @@
  * hurray._protocol -- the native protocol's C side: every capsule is made
  * and read here, against the Python C API and hurray.h.
  *
- * ======================================================================
- * Design note D-NB2: the capsule and its context
- * ======================================================================
- *
- * What a capsule carries (ADR-030 section 2, ADR-034):
- *
- *   name     "hurray_tensor"  -- a static string; a consumer that takes
- *            ownership renames the capsule "used_hurray_tensor" (also
- *            static), as DLPack does with "dltensor" / "used_dltensor".
- *   pointer  a HurrayBufferList: one HurrayBuffer per buffer of the tensor,
- *            each made with hurray_buffer_from_ptr over the producer's own
- *            memory (no copy).
- *   context  a HurrayTensorContext made by hurray_tensor_context_new: the
- *            producer's HURRAY_C_ABI_VERSION in the frozen header, a private
- *            copy of the descriptor bytes, and an owner.
- *
- * Who keeps the producer's memory alive. Every handle that needs it holds
- * its own strong reference to the producer's owner object: each buffer
- * (release = py_owner_release, release_context = owner) and the context
- * (owner_release = py_owner_release). So a capsule over k buffers holds
- * k + 1 references. A consumer written in C may therefore destroy the
- * context as soon as it has read the descriptor and keep the buffers for as
- * long as it likes; no handle depends on the lifetime of another.
- *
- * Who frees what. Until a consumer takes ownership, the capsule owns the
- * list and the context; its destructor frees them only while its name is
- * still "hurray_tensor". A consumer takes ownership by checking everything
- * first and then renaming the capsule; from then on it owns both handles and
- * destroys them with hurray_buffer_list_destroy and
- * hurray_tensor_context_destroy. Order, everywhere in this file: the list
- * first, then the context -- the descriptor outlives the buffers it
- * describes. A consumer that refuses a capsule touches nothing, and the
- * capsule's owner still frees it. (consume() can fail after the rename only
- * by running out of memory; it then frees the handles it took, so the
- * capsule stays consumed and nothing leaks.)
- *
- * What a consumer checks, in this order, before renaming (python-bindings
- * section ABI version: the version is verified before any handle is
- * dereferenced): the name; the context's ABI version, read with
- * hurray_tensor_context_abi_version and nothing else (a NULL context or one
- * without the magic is refused; a version other than this build's is
- * refused naming both); the descriptor bytes, decoded; the descriptor
- * against the buffer list (hurray_descriptor_check_buffers).
- *
- * The only code that touches Python from a handle is py_owner_release. It
- * may run on any thread, including one Python has never seen (a C consumer
- * destroying the list), and at any time, including interpreter
- * finalization. When the interpreter is not initialized or is finalizing it
- * returns at once and leaks the reference: at that point taking the GIL can
- * hang or kill the thread, and touching an object can crash (numpy PR
- * #22510). Otherwise it takes the GIL with PyGILState_Ensure, keeps any
- * pending exception aside, drops the reference, and restores. The
- * finalization check is racy by nature; keeping it in one small function is
- * what keeps the window small.
- *
- * Cycles are not collected. Capsules, Holder and the handles are not
- * tracked by the cycle collector, and the owner references the handles
- * hold are invisible to it. A reference cycle that runs through one of
- * them -- a producer that keeps its own capsule, or keeps a consumer
- * tensor of itself -- is never freed: it leaks until a reference is
- * dropped by hand. numpy's DLPack capsules behave the same way, and so do
- * this package's (_dlpack.c).
- *
- * Threads. Exporting and consuming run entirely with the GIL held, and a
- * consumer renames the capsule before it allocates any Python object, so
- * two threads racing for one capsule cannot both take it: exactly one
- * succeeds, the other sees "already consumed". The module supports the main
- * interpreter of a GIL build (PyGILState_* does not serve subinterpreters).
- *
- * One interpreter lifetime. An embedder that calls Py_Finalize and later
- * Py_Initialize again is not supported. A handle that outlived the first
- * interpreter holds a reference to one of its objects; once the second
- * runs, the exit check no longer stops py_owner_release, which would drop
- * that dangling reference. This module's statics (the cached hurray.errors
- * module, the counters) would also carry over.
- * ======================================================================
+ * The design is design note D-NB2, docs/impl/d-nb2.md, its one statement;
+ * comments below cite its decisions by number. In short: a "hurray_tensor"
+ * capsule's pointer is a HurrayBufferList and its context a
+ * HurrayTensorContext; every handle holds its own reference to the
+ * producer's owner, dropped by hurray__py_owner_release (_pyruntime.c, shared
+ * with _dlpack.c) from any thread, leaked at interpreter exit (decisions 2
+ * and 5); a consumer checks the name, then the ABI version, then the
+ * descriptor, then the buffers, and only then takes the capsule by renaming
+ * it (decision 3); lists are destroyed before contexts (decision 4).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_pyruntime.h"
 
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -95,114 +25,12 @@
 static const char CAPSULE_NAME[] = "hurray_tensor";
 static const char USED_CAPSULE_NAME[] = "used_hurray_tensor";
 
-/* Counts of owner references dropped and leaked, for tests that prove
- * every reference is released exactly once. Relaxed atomics: a leak may be
- * counted without the GIL. */
-static atomic_ullong owner_releases;
-static atomic_ullong owner_leaks;
-
-/* ---- keeping a pending exception aside --------------------------------- */
-
-/* Release callbacks and the capsule destructor may run while an exception
- * is propagating; they must neither lose it nor leave one of their own. */
-#if PY_VERSION_HEX >= 0x030C0000
-typedef PyObject *SavedError;
-static SavedError save_error(void) { return PyErr_GetRaisedException(); }
-static void restore_error(SavedError saved) { PyErr_SetRaisedException(saved); }
-#else
-typedef struct {
-    PyObject *type, *value, *traceback;
-} SavedError;
-static SavedError save_error(void)
-{
-    SavedError saved;
-    PyErr_Fetch(&saved.type, &saved.value, &saved.traceback);
-    return saved;
-}
-static void restore_error(SavedError saved)
-{
-    PyErr_Restore(saved.type, saved.value, saved.traceback);
-}
-#endif
-
-/* ---- the one function that touches Python from a handle ---------------- */
-
-static int interpreter_is_finalizing(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
-}
-
-/* release / owner_release for every handle this module makes: drops one
- * strong reference to owner. Any thread, any time (D-NB2). */
-static void py_owner_release(void *owner)
-{
-    if (owner == NULL) {
-        return;
-    }
-    /* Py_FinalizeEx marks the runtime finalizing and then, a few statements
-     * later, not initialized (CPython 3.11-3.13), so a finalizer run during
-     * module teardown sees both; tests/test_protocol_shutdown.py drops
-     * handles there. Not initialized alone is what a C library's atexit
-     * handler sees, after Py_Finalize. */
-    if (interpreter_is_finalizing() || !Py_IsInitialized()) {
-        atomic_fetch_add_explicit(&owner_leaks, 1, memory_order_relaxed);
-        return;
-    }
-    PyGILState_STATE gil = PyGILState_Ensure();
-    SavedError saved = save_error();
-    Py_DECREF((PyObject *)owner);
-    atomic_fetch_add_explicit(&owner_releases, 1, memory_order_relaxed);
-    PyErr_Clear(); /* a dealloc must not raise; if one did, it is not ours to pass on */
-    restore_error(saved);
-    PyGILState_Release(gil);
-}
-
 /* ---- errors ------------------------------------------------------------ */
 
-/* hurray.errors is imported on the first error, never on the fast path,
- * and never at module import (errors.py imports the cffi module, which the
- * package may still be importing). */
-static PyObject *errors_module;
-
-static PyObject *errors(void)
-{
-    if (errors_module == NULL) {
-        errors_module = PyImport_ImportModule("hurray.errors");
-    }
-    return errors_module;
-}
-
-/* Raises hurray.errors.<class_name>(message, status). Always returns NULL. */
-static PyObject *raise_error(const char *class_name, long status, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    PyObject *message = PyUnicode_FromFormatV(fmt, args);
-    va_end(args);
-    if (message == NULL) {
-        return NULL;
-    }
-    PyObject *module = errors();
-    PyObject *cls = module == NULL ? NULL : PyObject_GetAttrString(module, class_name);
-    if (cls == NULL) {
-        Py_DECREF(message);
-        return NULL;
-    }
-    PyObject *exc = status == HURRAY_OK
-                        ? PyObject_CallFunctionObjArgs(cls, message, Py_None, NULL)
-                        : PyObject_CallFunction(cls, "Ol", message, status);
-    Py_DECREF(cls);
-    Py_DECREF(message);
-    if (exc != NULL) {
-        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-        Py_DECREF(exc);
-    }
-    return NULL;
-}
+/* Raises hurray.errors.<class_name>(message, status); status HURRAY_OK
+ * gives None. Always returns NULL. */
+#define raise_error(class_name, status, ...) \
+    hurray__py_raise("hurray.errors", (class_name), (long)(status), __VA_ARGS__)
 
 /* Raises the class that hurray.errors maps status to, with the C library's
  * message for this thread, prefixed by what was being done. */
@@ -213,22 +41,16 @@ static PyObject *raise_status(HurrayStatus status, const char *doing)
     char message[512];
     snprintf(message, sizeof message, "%s", hurray_last_error_message());
     const char *name = hurray_status_name(status);
-    PyObject *module = errors();
-    if (module == NULL) {
-        return NULL;
-    }
-    PyObject *cls = PyObject_CallMethod(module, "error_class", "l", (long)status);
+    PyObject *module = PyImport_ImportModule("hurray.errors");
+    PyObject *cls = module == NULL ? NULL
+                                   : PyObject_CallMethod(module, "error_class", "l", (long)status);
+    Py_XDECREF(module);
     if (cls == NULL) {
         return NULL;
     }
-    PyObject *exc = PyObject_CallFunction(cls, "Nl",
-                                          PyUnicode_FromFormat("%s: %s: %s", name, doing, message),
-                                          (long)status);
+    hurray__py_raise_class(cls, PyUnicode_FromFormat("%s: %s: %s", name, doing, message),
+                           (long)status);
     Py_DECREF(cls);
-    if (exc != NULL) {
-        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-        Py_DECREF(exc);
-    }
     return NULL;
 }
 
@@ -283,13 +105,13 @@ static void capsule_destructor(PyObject *capsule)
     if (!PyCapsule_IsValid(capsule, CAPSULE_NAME)) {
         return;
     }
-    SavedError saved = save_error();
+    HurrayPySavedError saved = hurray__py_save_error();
     HurrayBufferList *list = PyCapsule_GetPointer(capsule, CAPSULE_NAME);
     HurrayTensorContext *ctx = PyCapsule_GetContext(capsule);
     hurray_buffer_list_destroy(&list);
     hurray_tensor_context_destroy(&ctx);
     PyErr_Clear();
-    restore_error(saved);
+    hurray__py_restore_error(saved);
 }
 
 /* Reads one (address, nbytes) span. */
@@ -350,7 +172,7 @@ static HurrayBufferList *make_list(PyObject *spans, PyObject *owner)
         }
         HurrayBuffer *buf = NULL;
         Py_INCREF(owner);
-        status = hurray_buffer_from_ptr(ptr, len, py_owner_release, owner, &buf);
+        status = hurray_buffer_from_ptr(ptr, len, hurray__py_owner_release, owner, &buf);
         if (status != HURRAY_OK) {
             Py_DECREF(owner); /* the buffer never took it */
             raise_status(status, "wrapping a span");
@@ -402,7 +224,7 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
     Py_INCREF(owner);
     HurrayStatus status = hurray_tensor_context_new(
         HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
-        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, py_owner_release, &ctx);
+        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, hurray__py_owner_release, &ctx);
     if (status != HURRAY_OK) {
         Py_DECREF(owner); /* the context never took it */
         hurray_buffer_list_destroy(&list);
@@ -634,29 +456,13 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     return result;
 }
 
-/* ---- counters for tests ------------------------------------------------ */
-
-PyDoc_STRVAR(counters_doc,
-"_owner_counters() -> (released, leaked)\n"
-"\n"
-"How many owner references py_owner_release has dropped, and how many it\n"
-"leaked because the interpreter was finalizing, since the module loaded.");
-
-static PyObject *protocol_owner_counters(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-    return Py_BuildValue(
-        "(KK)", (unsigned long long)atomic_load_explicit(&owner_releases, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&owner_leaks, memory_order_relaxed));
-}
-
 /* ---- module ------------------------------------------------------------ */
 
 static PyMethodDef protocol_methods[] = {
     {"export", (PyCFunction)(void (*)(void))protocol_export, METH_FASTCALL, export_doc},
     {"consume", protocol_consume, METH_O, consume_doc},
-    {"_owner_counters", protocol_owner_counters, METH_NOARGS, counters_doc},
+    {"_owner_counters", hurray__py_owner_counters, METH_NOARGS,
+     PyDoc_STR(HURRAY__PY_OWNER_COUNTERS_DOC)},
     {NULL, NULL, 0, NULL},
 };
 
@@ -683,9 +489,7 @@ PyMODINIT_FUNC PyInit__protocol(void)
         Py_DECREF(module);
         return NULL;
     }
-    Py_INCREF(&PyCapsule_Type);
-    if (PyModule_AddObject(module, "CapsuleType", (PyObject *)&PyCapsule_Type) < 0) {
-        Py_DECREF(&PyCapsule_Type);
+    if (hurray__py_add_capsule_type(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

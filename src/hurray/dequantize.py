@@ -23,6 +23,7 @@ is copied beyond the result and the temporaries the arithmetic needs.
 """
 import numpy as np
 
+from . import _facts
 from . import _views
 from . import dtypes as _dtypes
 from .errors import InvalidDescriptorError, UnsupportedError
@@ -143,8 +144,8 @@ def swizzled_index(rows, cols):
 
 
 def swizzled_count(rows, cols):
-    """How many scales a SWIZZLED_128X4 part holds: whole padded tiles."""
-    return (-(-rows // 128) * 128) * (-(-cols // 4) * 4)
+    """How many scales a SWIZZLED_128X4 part holds: whole padded tiles (the C library's count)."""
+    return _facts.swizzled_128x4_count(rows, cols)
 
 
 def _block_scales(tensor, desc, part):

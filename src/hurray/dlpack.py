@@ -13,7 +13,6 @@ The capsules themselves are made and read in C (``hurray._dlpack``); this
 module decides what may cross and translates between the two type systems.
 """
 import ctypes
-import datetime
 import operator
 import sys
 from typing import NamedTuple, Optional, Tuple
@@ -23,9 +22,10 @@ import numpy as np
 from . import _dlpack
 from . import dtypes as _dtypes
 from ._checks import check_spans, reach
+from ._facts import row_major_strides
 from ._ffi import lib
 from .descriptor import Descriptor
-from .errors import CapsuleError, HurrayError
+from .errors import HurrayError
 
 __all__ = ["DLPackError", "dlpack_device", "from_dlpack", "to_dlpack", "to_dlpack_capsule"]
 
@@ -38,9 +38,7 @@ class DLPackError(HurrayError, BufferError):
     """
 
 
-_dlpack.set_error_classes(DLPackError, CapsuleError)
-
-# DLPack device types and flags (dlpack_abi.h).
+# DLPack device types and flags (third_party/dlpack/dlpack.h).
 KDL_CPU = 1
 _DEVICE_NAMES = {1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL", 7: "kDLVulkan",
                  8: "kDLMetal", 9: "kDLVPI", 10: "kDLROCM", 11: "kDLROCMHost", 12: "kDLExtDev",
@@ -82,7 +80,7 @@ _LSB_FIRST_WIDTHS = (1, 2, 4)  # the widths Hurray's lsb_first packing holds
 _PACKING_CODES = {None: lib.HURRAY_PACKING_NONE, "padded": lib.HURRAY_PACKING_PADDED,
                   "lsb_first": lib.HURRAY_PACKING_LSB_FIRST}
 
-_CAPSULE_TYPE = type(datetime.datetime_CAPI)
+_CAPSULE_TYPE = _dlpack.CapsuleType
 
 
 def _refuse(what, hint):
@@ -212,10 +210,8 @@ def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, 
     (byte_offset 0), the form numpy and PyTorch write and read. A read-only
     tensor sets the READ_ONLY flag, so it needs a versioned capsule.
 
-    As with numpy's capsules, the deleter's reference to ``tensor`` is
-    invisible to the cycle collector: if whatever keeps the capsule, or the
-    consumer's array made from it, is itself kept alive by ``tensor`` (say,
-    the tensor's owner), that cycle is never collected.
+    The deleter's reference to ``tensor`` is invisible to the cycle
+    collector (design note D-NB2, decision 11).
     """
     version = _version_tuple(max_version)
     versioned = version is not None and version >= (1, 0)
@@ -303,15 +299,6 @@ def _device_of(x, device_of):
         ) from None
 
 
-def _row_major(shape):
-    strides = [0] * len(shape)
-    step = 1
-    for i in range(len(shape) - 1, -1, -1):
-        strides[i] = step
-        step *= max(shape[i], 1)
-    return tuple(strides)
-
-
 def _import_plan(info):
     """Check a capsule's facts; return (descriptor, spans): the one span, as a Tensor takes it."""
     if len(info) == 3:
@@ -339,7 +326,7 @@ def _import_plan(info):
     if any(n < 0 for n in shape):
         raise DLPackError(f"the DLPack shape {shape} has a negative dimension")
     if strides is None:
-        strides = _row_major(shape)
+        strides = row_major_strides(shape)
     packing = None
     width = bits
     if bits < 8:
@@ -381,12 +368,12 @@ def from_dlpack(x):
     capsule. The capsule is taken (renamed "used_dltensor[_versioned]") only
     once it has been checked; the producer's deleter runs exactly once, when
     the last user of the returned tensor is gone. Memory the producer marked
-    read-only gives a read-only tensor.
+    read-only gives a read-only tensor, and so does a legacy ("dltensor")
+    capsule, which cannot say whether its memory may be written (ADR-037,
+    decision 5; numpy's ``from_dlpack`` does the same).
 
     The tensor's hold on the producer (through its deleter) is invisible to
-    the cycle collector: if what the deleter keeps alive also keeps the
-    returned tensor, that cycle is never collected (numpy's ``from_dlpack``
-    is the same).
+    the cycle collector (design note D-NB2, decision 11).
     """
     from .tensor import Tensor
 
@@ -397,4 +384,6 @@ def from_dlpack(x):
     # capsule is taken: a refused capsule stays its producer's, deleter uncalled.
     check_spans(desc, spans)
     owner = _dlpack.take(capsule, info[13], info[9])  # the very struct and data checked
-    return Tensor._from_checked(desc, spans, owner, owner.readonly)
+    # Only a versioned capsule can say its memory may be written (ADR-037, decision 5).
+    readonly = owner.readonly or not owner.versioned
+    return Tensor._from_checked(desc, spans, owner, readonly)

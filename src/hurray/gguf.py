@@ -29,31 +29,24 @@ import operator
 import ml_dtypes
 import numpy as np
 
+from . import _facts
 from . import packing as _packing
 from .errors import BufferTooSmallError, InvalidArgumentError, InvalidDescriptorError, UnsupportedError
 
-__all__ = ["GGML_TYPES", "decode_blocks", "dequantize_ggml", "from_gguf", "ggml_block", "to_gguf"]
+__all__ = ["GGML_BLOCKS", "decode_blocks", "dequantize_ggml", "from_gguf", "ggml_block", "to_gguf"]
 
-# name -> (GGUF type number, elements per block, bytes per block)
-GGML_TYPES = {
-    "q4_0": (2, 32, 18),
-    "q4_1": (3, 32, 20),
-    "q5_0": (6, 32, 22),
-    "q5_1": (7, 32, 24),
-    "q8_0": (8, 32, 34),
-    "q4_k": (12, 256, 144),
-    "q6_k": (14, 256, 210),
-    "mxfp4": (39, 32, 17),
-}
+# GGUF spelling -> (GGUF type number, elements per block, bytes per block),
+# read from the C library (hurray_ggml_block). Not descriptor's code table.
+GGML_BLOCKS = _facts.GGML_BLOCKS
 
 
 def ggml_block(name):
     """(elements, bytes) of one block of the GGML type `name` (case-insensitive)."""
     if not isinstance(name, str):
         raise InvalidArgumentError(f"a GGML type name must be a str, not {type(name).__name__}")
-    info = GGML_TYPES.get(name.lower())
+    info = GGML_BLOCKS.get(name.lower())
     if info is None:
-        known = ", ".join(n.upper() for n in GGML_TYPES)
+        known = ", ".join(n.upper() for n in GGML_BLOCKS)
         raise UnsupportedError(f"GGML type {name!r} is not supported (known: {known})")
     return info[1], info[2]
 

@@ -8,13 +8,14 @@ which holds whatever owns its memory.
 import numpy as np
 
 from . import dtypes as _dtypes
+from . import packing as _packing
 from ._checks import reach
 from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
 from .tensor import Tensor
 
-__all__ = ["from_numpy"]
+__all__ = ["from_numpy", "pack_tensor"]
 
 # dtype -> (dtype code, byte order code, packing code or None for the C
 # default); only dtypes Hurray has get an entry.
@@ -83,3 +84,19 @@ def from_numpy(array):
     parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)} if offset else {}
     desc = Descriptor._from_codes(code, array.shape, strides, order, packing, None, parts)
     return Tensor._from_spans(desc, (span,), owner, not array.flags.writeable)
+
+
+def pack_tensor(array, packing="lsb_first"):
+    """A new row-major Tensor holding `array`'s sub-byte elements packed (a copy).
+
+    `array` has an ml_dtypes sub-byte dtype (int1/2/4, uint1/2/4,
+    float4_e2m1fn); ``Tensor.unpack()`` gives it back.
+    """
+    array = np.asarray(array)
+    info = _dtypes.dtype_info(array.dtype)
+    if not info.sub_byte:
+        raise InvalidArgumentError(f"{info.name} is {info.bits} bits wide: only sub-byte types are packed")
+    packed = _packing.pack(array, info.bits, packing)
+    desc = Descriptor.build(info.code, array.shape, packing=packing)
+    address = packed.__array_interface__["data"][0]
+    return Tensor(desc, ((address, packed.size),), owner=packed)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import InvalidArgumentError
 
-__all__ = ["pack", "unpack", "unpack_strided", "packed_nbytes", "pack_tensor"]
+__all__ = ["pack", "unpack", "unpack_strided", "packed_nbytes"]
 
 _PACKINGS = ("lsb_first", "ggml_split")
 _GGML_RUN = 32
@@ -115,24 +115,3 @@ def unpack_strided(data, width, byte_offset, shape, strides):
     if bit.min() < 0 or bit.max() // 8 >= data.size:
         raise InvalidArgumentError("the strided elements reach past the packed data")
     return (data[bit >> 3] >> (bit & 7).astype(np.uint8)) & np.uint8((1 << width) - 1)
-
-
-def pack_tensor(array, packing="lsb_first"):
-    """A new row-major Tensor holding `array`'s sub-byte elements packed (a copy).
-
-    `array` has an ml_dtypes sub-byte dtype (int1/2/4, uint1/2/4,
-    float4_e2m1fn); ``Tensor.unpack()`` gives it back.
-    """
-    from . import dtypes
-    from .descriptor import Descriptor
-    from .tensor import Tensor
-
-    array = np.asarray(array)
-    info = dtypes.dtype_info(array.dtype)
-    if not info.sub_byte:
-        raise InvalidArgumentError(f"{info.name} is {info.bits} bits wide: only sub-byte types are packed")
-    _check(info.bits, packing)
-    packed = pack(array, info.bits, packing)
-    desc = Descriptor.build(info.code, array.shape, packing=packing)
-    address = packed.__array_interface__["data"][0]
-    return Tensor(desc, ((address, packed.size),), owner=packed)

@@ -13,9 +13,8 @@ loser gets a CapsuleError. The handles inside a capsule may be released on
 any thread, including threads Python did not create.
 
 Cycles: the references a capsule (or a consumer tensor's holder) keeps to
-its producer are invisible to the cycle collector, so a reference cycle
-through them is never collected -- see :func:`to_capsule`. numpy's DLPack
-capsules behave the same way.
+its producer are invisible to the cycle collector (design note D-NB2,
+decision 11).
 """
 from . import _protocol
 from .descriptor import Descriptor
@@ -43,10 +42,7 @@ def to_capsule(tensor):
     mapping. Export a writable copy instead.
 
     The capsule's references to its producer are invisible to the cycle
-    collector (capsules are not tracked by it). A producer that keeps its
-    own capsule, or keeps a tensor consumed from it, is in a cycle that is
-    never collected: it leaks until that attribute is dropped by hand.
-    numpy's DLPack capsules have the same limitation.
+    collector (design note D-NB2, decision 11).
     """
     # The slots, not the properties: this is the producer's whole hot path,
     # and four Python-level property calls would cost as much as the export.
@@ -71,8 +67,7 @@ def from_hurray(obj):
     are freed.)
 
     The returned tensor holds its producer through handles the cycle
-    collector cannot see: if the producer keeps the returned tensor, the
-    two are never collected (see :func:`to_capsule`).
+    collector cannot see (design note D-NB2, decision 11).
     """
     kind = type(obj)
     if kind is Tensor:

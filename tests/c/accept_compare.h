@@ -20,7 +20,7 @@
 
 #include <string.h>
 
-#include "descriptor.h"
+#include "descriptor_validate.h"
 
 typedef struct AcceptTally {
     unsigned long accepted;       /* the quick path said valid */

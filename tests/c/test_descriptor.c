@@ -1255,6 +1255,65 @@ static void test_sweeps(void)
     sweep_encoding(bytes, len);
 }
 
+/* The facts bindings read instead of retyping: the GGML block table, row-major
+ * strides and the swizzled scale count; out-parameters untouched on failure. */
+static void test_layout_and_ggml_facts(void)
+{
+    const struct { uint32_t code; const char *name; uint64_t elements, bytes; } ggml[] = {
+        {HURRAY_GGML_Q4_0, "q4_0", 32, 18},  {HURRAY_GGML_Q4_1, "q4_1", 32, 20},
+        {HURRAY_GGML_Q5_0, "q5_0", 32, 22},  {HURRAY_GGML_Q5_1, "q5_1", 32, 24},
+        {HURRAY_GGML_Q8_0, "q8_0", 32, 34},  {HURRAY_GGML_Q4_K, "q4_k", 256, 144},
+        {HURRAY_GGML_Q6_K, "q6_k", 256, 210}, {HURRAY_GGML_MXFP4, "mxfp4", 32, 17},
+    };
+    for (size_t i = 0; i < sizeof ggml / sizeof ggml[0]; i++) {
+        uint64_t elements = 0, bytes = 0;
+        CHECK_OK(hurray_ggml_block(ggml[i].code, &elements, &bytes));
+        CHECK(elements == ggml[i].elements && bytes == ggml[i].bytes);
+        CHECK(strcmp(hurray_ggml_name(ggml[i].code), ggml[i].name) == 0);
+    }
+    uint64_t kept = 7, also_kept = 9;
+    CHECK_FAIL(hurray_ggml_block(0, &kept, &also_kept), HURRAY_ERROR_UNSUPPORTED, "GGML type 0");
+    CHECK_FAIL(hurray_ggml_block(1000, &kept, &also_kept), HURRAY_ERROR_UNSUPPORTED, "1000");
+    CHECK(kept == 7 && also_kept == 9);
+    CHECK_FAIL(hurray_ggml_block(HURRAY_GGML_Q4_0, NULL, &kept), HURRAY_ERROR_NULL_ARGUMENT,
+               "out_elements");
+    CHECK_FAIL(hurray_ggml_block(HURRAY_GGML_Q4_0, &kept, NULL), HURRAY_ERROR_NULL_ARGUMENT,
+               "out_bytes");
+    CHECK(hurray_ggml_name(0) == NULL && hurray_ggml_name(UINT32_MAX) == NULL);
+
+    const uint64_t shape[4] = {2, 0, 3, 5};
+    int64_t strides[4] = {0};
+    CHECK_OK(hurray_layout_row_major_strides(4, shape, strides));
+    CHECK(strides[0] == 15 && strides[1] == 15 && strides[2] == 5 && strides[3] == 1);
+    CHECK_OK(hurray_layout_row_major_strides(0, NULL, NULL)); /* a scalar has none */
+    const uint64_t huge[2] = {UINT64_C(1) << 32, UINT64_C(1) << 31};
+    int64_t untouched[2] = {-1, -1};
+    CHECK_FAIL(hurray_layout_row_major_strides(2, huge, untouched), HURRAY_ERROR_OVERFLOW,
+               "shape[0]");
+    CHECK(untouched[0] == -1 && untouched[1] == -1);
+    CHECK_FAIL(hurray_layout_row_major_strides(HURRAY_MAX_RANK + 1, shape, strides),
+               HURRAY_ERROR_INVALID_ARGUMENT, "rank");
+    CHECK_FAIL(hurray_layout_row_major_strides(1, NULL, strides), HURRAY_ERROR_NULL_ARGUMENT,
+               "shape");
+    CHECK_FAIL(hurray_layout_row_major_strides(1, shape, NULL), HURRAY_ERROR_NULL_ARGUMENT,
+               "out_strides");
+
+    uint64_t count = 0;
+    CHECK_OK(hurray_layout_swizzled_128x4_count(1, 1, &count));
+    CHECK(count == 512);
+    CHECK_OK(hurray_layout_swizzled_128x4_count(129, 5, &count));
+    CHECK(count == 256 * 8);
+    CHECK_OK(hurray_layout_swizzled_128x4_count(0, 0, &count));
+    CHECK(count == 0);
+    count = 3;
+    CHECK_FAIL(hurray_layout_swizzled_128x4_count(UINT64_MAX, 4, &count), HURRAY_ERROR_OVERFLOW,
+               "overflow");
+    CHECK_FAIL(hurray_layout_swizzled_128x4_count(UINT64_C(1) << 40, UINT64_C(1) << 30, &count),
+               HURRAY_ERROR_OVERFLOW, "overflow");
+    CHECK(count == 3);
+    CHECK_FAIL(hurray_layout_swizzled_128x4_count(1, 1, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
+}
+
 int main(void)
 {
     const char *scale = getenv("HURRAY_TEST_SCALE");
@@ -1274,6 +1333,7 @@ int main(void)
     test_validation_refusals();
     test_decode_refusals();
     test_sweeps();
+    test_layout_and_ggml_facts();
     checks_report("test_descriptor");
     return 0;
 }

@@ -1,0 +1,44 @@
+/*
+ * descriptor_validate.h -- internal: every semantic rule of a descriptor
+ * (descriptor_validate.c), and the one check decode, encode and
+ * check_buffers run: the quick path (descriptor_accept.h) first, then, if it
+ * declines, every rule.
+ */
+#ifndef HURRAY_DESCRIPTOR_VALIDATE_INTERNAL_H
+#define HURRAY_DESCRIPTOR_VALIDATE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "descriptor.h"
+#include "descriptor_accept.h"
+#include "descriptor_reach.h"
+#include "hurray.h"
+
+/* hurray__descriptor_check, keeping the facts: the quick path first, then,
+ * if it declines, the full check. */
+HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
+                                            HurrayDescriptorFacts *out);
+
+/* The same check, every rule in the spec's order, without first asking
+ * hurray__descriptor_accept: what check_facts falls back to, and what the
+ * tests compare the quick answer with. */
+HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,
+                                            HurrayDescriptorFacts *out);
+
+/* Every semantic rule of the spec, on a non-NULL descriptor; the one check
+ * that decode, encode and check_buffers all run. Fails with a message that
+ * names the field. Inline, so that decode asks the quick path directly. */
+static inline HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
+{
+    if (hurray__descriptor_accept(desc)) {
+        return HURRAY_OK;
+    }
+    HurrayDescriptorFacts facts;
+    return hurray__descriptor_check_rules(desc, &facts);
+}
+
+/* The buffer count k: the parts' buffer indices must be exactly 0 .. k-1.
+ * Fails with HURRAY_ERROR_INVALID_DESCRIPTOR on a gap. */
+HurrayStatus hurray__descriptor_buffer_indices(const HurrayDescriptor *desc, uint32_t *out_count);
+
+#endif /* HURRAY_DESCRIPTOR_VALIDATE_INTERNAL_H */

@@ -1,0 +1,73 @@
+/*
+ * _pyruntime.h -- the CPython runtime hurray._protocol and hurray._dlpack
+ * share: keeping a pending exception aside, the exit check, dropping an
+ * owner reference from any thread (design note D-NB2, docs/impl/d-nb2.md),
+ * the counters that prove each reference is dropped once, raising a
+ * hurray.HurrayError subclass, and the capsule type.
+ *
+ * _pyruntime.c is compiled into each extension, so each has its own
+ * counters; its symbols are hidden, so the two copies never meet.
+ */
+#ifndef HURRAY_PYRUNTIME_H
+#define HURRAY_PYRUNTIME_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#if defined(__GNUC__)
+#define HURRAY__PY_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define HURRAY__PY_INTERNAL
+#endif
+
+/* Destructors and release callbacks may run while an exception is
+ * propagating; they keep it aside and put it back, neither losing it nor
+ * leaving one of their own. */
+#if PY_VERSION_HEX >= 0x030C0000
+typedef PyObject *HurrayPySavedError;
+#else
+typedef struct {
+    PyObject *type, *value, *traceback;
+} HurrayPySavedError;
+#endif
+HURRAY__PY_INTERNAL HurrayPySavedError hurray__py_save_error(void);
+HURRAY__PY_INTERNAL void hurray__py_restore_error(HurrayPySavedError saved);
+
+/* 1 once the interpreter is finalizing or no longer initialized: then
+ * taking the GIL can hang and touching an object can crash. Racy by nature;
+ * callers check it last, right before they would take the GIL. */
+HURRAY__PY_INTERNAL int hurray__py_exiting(void);
+
+/* Drops one strong reference to owner (a PyObject *, or NULL). Any thread,
+ * any time: takes the GIL itself, keeps a pending exception, and once the
+ * interpreter is exiting leaks the reference instead (counted). The
+ * release callback of every handle and capsule these extensions make. */
+HURRAY__PY_INTERNAL void hurray__py_owner_release(void *owner);
+
+/* _owner_counters() -> (released, leaked), as a METH_NOARGS method: how
+ * many references hurray__py_owner_release dropped and leaked in this
+ * extension since it loaded. */
+HURRAY__PY_INTERNAL PyObject *hurray__py_owner_counters(PyObject *module, PyObject *unused);
+#define HURRAY__PY_OWNER_COUNTERS_DOC                                                     \
+    "_owner_counters() -> (released, leaked)\n\n"                                         \
+    "How many owner references this extension's handles and capsules have dropped,\n"     \
+    "and how many they leaked because the interpreter was exiting, since it loaded."
+
+/* Raises module.class_name(message, status) -- status None when it is 0
+ * (no HurrayStatus applies) -- with a printf-style message
+ * (PyUnicode_FromFormat). The module is imported on the first error, never
+ * at extension import (hurray.errors imports the cffi module, which the
+ * package may still be importing). Always returns NULL. */
+HURRAY__PY_INTERNAL PyObject *hurray__py_raise(const char *module, const char *class_name,
+                                               long status, const char *fmt, ...);
+
+/* Raises cls(message, status): the one place that makes and sets the
+ * exception. Steals message. Always returns NULL. */
+HURRAY__PY_INTERNAL PyObject *hurray__py_raise_class(PyObject *cls, PyObject *message,
+                                                     long status);
+
+/* Adds the capsule type as module.CapsuleType, so Python code tells a
+ * capsule by type from the extension itself. 0, or -1 with an error set. */
+HURRAY__PY_INTERNAL int hurray__py_add_capsule_type(PyObject *module);
+
+#endif /* HURRAY_PYRUNTIME_H */
