@@ -17,6 +17,7 @@ import pytest
 
 import hurray
 from hurray import _protocol
+from hurray._ffi import ffi, lib
 from hurray.errors import (
     AbiVersionError,
     BufferTooSmallError,
@@ -102,9 +103,16 @@ def test_export_consume_round_trip_shares_memory():
     desc = descriptor_bytes((3, 4))
     capsule = _protocol.export(desc, owner.spans(), owner)
     assert capsule_name(capsule) == "hurray_tensor"
-    version, got_desc, spans, holder = _protocol.consume(capsule)
+    version, got_desc, spans, holder, (address, box) = _protocol.consume(capsule)
     assert version == ABI
     assert got_desc == desc
+    # The descriptor consume decoded and checked, handed over (ADR-046).
+    handed = ffi.cast("HurrayDescriptor *", address)
+    out = ffi.new("uint8_t[]", len(desc))
+    out_len = ffi.new("uint64_t *")
+    assert lib.hurray_descriptor_encode(handed, out, len(desc), out_len) == lib.HURRAY_OK
+    assert bytes(ffi.buffer(out, out_len[0])) == desc
+    assert type(box).__name__ == "PyCapsule" and "hurray_descriptor" in repr(box)
     assert spans == ((a.ctypes.data, a.nbytes),)
     assert capsule_name(capsule) == "used_hurray_tensor"
     assert "1 buffer" in repr(holder)

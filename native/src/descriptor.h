@@ -42,6 +42,14 @@ typedef struct HurrayDescriptorPart {
 /* Bit role - 1 of a part mask stands for the part of that role. */
 #define HURRAY__ROLE_BIT(role) (1u << ((role) - 1))
 
+/* What a successful check computed on the way: check_buffers needs exactly
+ * these, so it takes them from the check instead of working them out again. */
+typedef struct HurrayDescriptorFacts {
+    uint32_t buffer_count;
+    uint64_t before[HURRAY_MAX_PARTS]; /* per role - 1: the part's reach */
+    uint64_t after[HURRAY_MAX_PARTS];
+} HurrayDescriptorFacts;
+
 struct HurrayDescriptor {
     uint8_t rank;
     uint8_t byte_order;  /* HurrayByteOrder */
@@ -54,6 +62,14 @@ struct HurrayDescriptor {
     uint32_t axis;       /* any value a setter is given; validation judges it */
     uint32_t ggml_type;  /* HurrayGgmlType, or 0; as wide as the encoding's field */
     uint64_t block_size;
+    /* 1 once a check has proven every rule (decode, validate, or the check
+     * encode and check_buffers start with), and facts holds what it found;
+     * every setter sets it back to 0. So each descriptor is checked once,
+     * however many times it is encoded or checked against buffers (one
+     * check per handoff, ADR-046). Written through a const pointer by the
+     * check itself: a handle is used by one thread at a time (hurray.h). */
+    uint8_t checked;
+    HurrayDescriptorFacts facts;
     /* parts[role - 1]; the encoding lists present parts in this order. */
     HurrayDescriptorPart parts[HURRAY_MAX_PARTS];
     uint64_t *shape;  /* rank entries, in storage */
@@ -97,6 +113,7 @@ static inline HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
         return NULL;
     }
     desc->rank = (uint8_t)rank;
+    desc->checked = 0;
     desc->shape = desc->storage;
     /* int64_t and uint64_t may alias each other (C11 6.5p7). */
     desc->strides = (int64_t *)(desc->storage + rank);

@@ -106,6 +106,7 @@ HurrayStatus hurray_descriptor_set_strides(HurrayDescriptor *desc, uint32_t rank
     if (rank > 0) {
         memcpy(desc->strides, strides, sizeof strides[0] * rank);
     }
+    desc->checked = 0; /* a setter changes the fields: the next check runs */
     return HURRAY_OK;
 }
 
@@ -121,6 +122,7 @@ HurrayStatus hurray_descriptor_set_byte_order(HurrayDescriptor *desc, uint32_t b
                             (unsigned)byte_order);
     }
     desc->byte_order = (uint8_t)byte_order;
+    desc->checked = 0;
     return HURRAY_OK;
 }
 
@@ -136,6 +138,7 @@ HurrayStatus hurray_descriptor_set_packing(HurrayDescriptor *desc, uint32_t pack
                             (unsigned)packing);
     }
     desc->packing = (uint8_t)packing;
+    desc->checked = 0;
     return HURRAY_OK;
 }
 
@@ -167,6 +170,7 @@ HurrayStatus hurray_descriptor_set_quantization(HurrayDescriptor *desc, uint32_t
     desc->axis = axis;
     desc->block_size = block_size;
     desc->ggml_type = ggml_type;
+    desc->checked = 0;
     return HURRAY_OK;
 }
 
@@ -194,6 +198,7 @@ HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, u
     desc->part_mask |= (uint8_t)HURRAY__ROLE_BIT(role);
     desc->parts[role - 1] = (HurrayDescriptorPart){
         .dtype = (uint8_t)dtype, .layout = (uint8_t)layout, .buffer_index = buffer_index, .byte_offset = byte_offset};
+    desc->checked = 0;
     return HURRAY_OK;
 }
 

@@ -18,13 +18,8 @@
 #include "hurray.h"
 #include "status.h"
 
-/* What a successful check computed on the way: check_buffers needs exactly
- * these, so it takes them from the check instead of working them out again. */
-typedef struct HurrayDescriptorFacts {
-    uint32_t buffer_count;
-    uint64_t before[HURRAY_MAX_PARTS]; /* per role - 1: the part's reach */
-    uint64_t after[HURRAY_MAX_PARTS];
-} HurrayDescriptorFacts;
+/* HurrayDescriptorFacts, what a successful check computed, is in
+ * descriptor.h: the descriptor keeps them. */
 
 /* Fail with HURRAY_ERROR_OVERFLOW, naming shape[dim] or the part's role. */
 HurrayStatus hurray__descriptor_fail_shape(uint32_t dim);

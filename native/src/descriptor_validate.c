@@ -459,10 +459,20 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
 HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out)
 {
-    if (hurray__descriptor_accept_facts(desc, out)) {
+    if (desc->checked) {
+        *out = desc->facts;
         return HURRAY_OK;
     }
-    return hurray__descriptor_check_rules(desc, out);
+    if (!hurray__descriptor_accept_facts(desc, out)) {
+        HURRAY__TRY(hurray__descriptor_check_rules(desc, out));
+    }
+    /* The verdict is a fact about the fields, which only the setters
+     * change (and they clear it): the descriptor keeps it. Not a const
+     * object, only a const view: every descriptor is malloc'ed. */
+    HurrayDescriptor *kept = (HurrayDescriptor *)desc;
+    kept->facts = *out;
+    kept->checked = 1;
+    return HURRAY_OK;
 }
 
 HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,

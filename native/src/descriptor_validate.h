@@ -14,8 +14,10 @@
 #include "descriptor_reach.h"
 #include "hurray.h"
 
-/* hurray__descriptor_check, keeping the facts: the quick path first, then,
- * if it declines, the full check. */
+/* hurray__descriptor_check, giving the facts: those the descriptor keeps
+ * when it is checked already; else the quick path first, then, if it
+ * declines, the full check, and on success the descriptor keeps the
+ * verdict and the facts. */
 HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out);
 
@@ -26,15 +28,17 @@ HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out);
 
 /* Every semantic rule of the spec, on a non-NULL descriptor; the one check
- * that decode, encode and check_buffers all run. Fails with a message that
- * names the field. Inline, so that decode asks the quick path directly. */
+ * that decode, validate, encode and check_buffers all run. Fails with a
+ * message that names the field. A descriptor that passed once carries the
+ * fact (desc->checked) until a setter changes it, and is not checked again.
+ * Inline, so that the answer for a checked descriptor costs one load. */
 static inline HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc)
 {
-    if (hurray__descriptor_accept(desc)) {
+    if (desc->checked) {
         return HURRAY_OK;
     }
     HurrayDescriptorFacts facts;
-    return hurray__descriptor_check_rules(desc, &facts);
+    return hurray__descriptor_check_facts(desc, &facts);
 }
 
 /* The buffer count k: the parts' buffer indices must be exactly 0 .. k-1.

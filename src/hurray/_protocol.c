@@ -256,11 +256,15 @@ typedef struct CheckedCapsule {
     const uint8_t *descriptor; /* borrowed from ctx */
     uint64_t descriptor_len;
     uint64_t buffer_count;
+    HurrayDescriptor *desc; /* the decoded, checked descriptor: the caller's */
 } CheckedCapsule;
 
 /* Everything a consumer checks before it takes ownership (D-NB2), in
  * order. Touches nothing it has not checked, changes nothing, and
- * allocates no Python object unless it fails. */
+ * allocates no Python object unless it fails. On success out->desc is the
+ * descriptor it decoded and checked, which the caller owns: it is handed to
+ * the Tensor instead of being decoded again (one check per handoff,
+ * ADR-046). */
 static int check_capsule(PyObject *capsule, CheckedCapsule *out)
 {
     if (!PyCapsule_CheckExact(capsule)) {
@@ -325,8 +329,8 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
         return -1;
     }
     status = hurray_descriptor_check_buffers(desc, list);
-    hurray_descriptor_destroy(&desc);
     if (status != HURRAY_OK) {
+        hurray_descriptor_destroy(&desc);
         raise_status(status, "checking the capsule's buffers against its descriptor");
         return -1;
     }
@@ -338,7 +342,43 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
     out->descriptor = bytes;
     out->descriptor_len = len;
     out->buffer_count = count;
+    out->desc = desc;
     return 0;
+}
+
+/* ---- the decoded descriptor, handed over ------------------------------- */
+
+static const char DESCRIPTOR_BOX_NAME[] = "hurray_descriptor";
+
+static void descriptor_box_destructor(PyObject *box)
+{
+    HurrayDescriptor *desc = PyCapsule_GetPointer(box, DESCRIPTOR_BOX_NAME);
+    if (desc == NULL) {
+        PyErr_Clear(); /* unreachable: the box is only ever made below */
+        return;
+    }
+    hurray_descriptor_destroy(&desc);
+}
+
+/* (address, box): box is a capsule that owns desc and destroys it when it
+ * dies; address is desc as an int, for cffi to cast. Whoever keeps box keeps
+ * the descriptor. On failure desc is destroyed. */
+static PyObject *hand_over_descriptor(HurrayDescriptor *desc)
+{
+    PyObject *box = PyCapsule_New(desc, DESCRIPTOR_BOX_NAME, descriptor_box_destructor);
+    if (box == NULL) {
+        hurray_descriptor_destroy(&desc);
+        return NULL;
+    }
+    PyObject *address = PyLong_FromVoidPtr(desc);
+    if (address == NULL) {
+        Py_DECREF(box);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, address, box);
+    Py_DECREF(address);
+    Py_DECREF(box);
+    return pair;
 }
 
 /* (address, nbytes) of every buffer, from the list's own accessors. */
@@ -383,7 +423,7 @@ static PyObject *read_spans(const HurrayBufferList *list, uint64_t count)
 }
 
 PyDoc_STRVAR(consume_doc,
-"consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder)\n"
+"consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder, descriptor)\n"
 "\n"
 "Checks a \"hurray_tensor\" capsule -- its name, the context's ABI version\n"
 "(first), the descriptor, the descriptor against the buffers -- and only\n"
@@ -392,7 +432,10 @@ PyDoc_STRVAR(consume_doc,
 "tuple of (address, nbytes) that stays valid while holder lives. On any\n"
 "refusal a HurrayError is raised and the capsule is left as it was. Only a\n"
 "MemoryError can come after the rename; the capsule is then consumed and\n"
-"the handles taken from it are freed.");
+"the handles taken from it are freed. descriptor is (address, box): the\n"
+"HurrayDescriptor it decoded and checked, owned by box (a capsule that\n"
+"destroys it when it dies), for the caller to keep instead of decoding the\n"
+"bytes again.");
 
 static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 {
@@ -418,6 +461,7 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     /* Take ownership: from here the capsule's destructor frees nothing. */
     if (PyCapsule_SetName(capsule, USED_CAPSULE_NAME) != 0 ||
         PyCapsule_SetContext(capsule, NULL) != 0) {
+        hurray_descriptor_destroy(&checked.desc);
         Py_DECREF(holder); /* unreachable for a checked capsule */
         return NULL;
     }
@@ -427,24 +471,32 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 
     /* From here a failure just drops holder, which frees both handles. The
      * descriptor bytes are the context's, which holder now keeps alive. */
+    PyObject *decoded = hand_over_descriptor(checked.desc); /* destroys it on failure */
+    if (decoded == NULL) {
+        Py_DECREF(holder);
+        return NULL;
+    }
     PyObject *descriptor = PyBytes_FromStringAndSize((const char *)checked.descriptor,
                                                      (Py_ssize_t)checked.descriptor_len);
     if (descriptor == NULL) {
+        Py_DECREF(decoded);
         Py_DECREF(holder);
         return NULL;
     }
     PyObject *spans = read_spans(checked.list, checked.buffer_count);
     if (spans == NULL) {
+        Py_DECREF(decoded);
         Py_DECREF(descriptor);
         Py_DECREF(holder);
         return NULL;
     }
-    PyObject *result = PyTuple_New(4);
+    PyObject *result = PyTuple_New(5);
     PyObject *abi = PyLong_FromUnsignedLong(checked.version);
     if (result == NULL || abi == NULL) {
         Py_XDECREF(result);
         Py_XDECREF(abi);
         Py_DECREF(spans);
+        Py_DECREF(decoded);
         Py_DECREF(descriptor);
         Py_DECREF(holder);
         return NULL;
@@ -453,6 +505,7 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     PyTuple_SET_ITEM(result, 1, descriptor);
     PyTuple_SET_ITEM(result, 2, spans);
     PyTuple_SET_ITEM(result, 3, (PyObject *)holder);
+    PyTuple_SET_ITEM(result, 4, decoded);
     return result;
 }
 

@@ -108,7 +108,9 @@ class Descriptor:
     canonical bytes. Two descriptors are equal when their encodings are.
     """
 
-    __slots__ = ("_handle", "_bytes", "_fields", "__weakref__")
+    # _box: None when _handle frees itself (ffi.gc); else the object that
+    # owns the C descriptor (a consumer's capsule, see _adopt_handed).
+    __slots__ = ("_handle", "_bytes", "_fields", "_box", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("make a Descriptor with Descriptor.build(...) or Descriptor.decode(bytes)")
@@ -125,9 +127,26 @@ class Descriptor:
         """
         self = object.__new__(cls)
         self._handle = ffi.gc(raw, _destroy)
+        self._box = None
         self._fields = None
         if encoded is None:
             check(lib.hurray_descriptor_validate(raw))
+        self._bytes = encoded
+        return self
+
+    @classmethod
+    def _adopt_handed(cls, address, box, encoded):
+        """A Descriptor over the C descriptor a consumer decoded and checked.
+
+        `box` owns it (hurray._protocol.consume hands over (address, box))
+        and is kept for the Descriptor's life; `encoded` is the bytes it was
+        decoded from. Nothing is checked again: decode did, in full, and the
+        C descriptor carries that fact (ADR-046).
+        """
+        self = object.__new__(cls)
+        self._handle = ffi.cast("HurrayDescriptor *", address)
+        self._box = box
+        self._fields = None
         self._bytes = encoded
         return self
 
@@ -252,7 +271,9 @@ class Descriptor:
         self._read_fields()
         self.encode()
         handle, self._handle = self._handle, None
-        ffi.release(handle)
+        if self._box is None:
+            ffi.release(handle)
+        self._box = None  # a handed-over descriptor dies with its box
 
     def __enter__(self):
         return self

@@ -76,10 +76,11 @@ def from_hurray(obj):
         capsule = obj
     else:
         capsule = _capsule_of(obj)
-    _version, descriptor_bytes, spans, holder = _consume(capsule)
+    _version, descriptor_bytes, spans, holder, (address, box) = _consume(capsule)
     descriptor = _descriptors.get(descriptor_bytes)
     if descriptor is None:
-        descriptor = _decode(descriptor_bytes)
+        # consume() decoded and checked it: keep that one (ADR-046).
+        descriptor = _keep(Descriptor._adopt_handed(address, box, descriptor_bytes))
     # Not the public constructor: consume() has just proved, in C, that every
     # byte the descriptor can reach lies inside these very spans
     # (hurray_descriptor_check_buffers on the capsule's own list), and the
@@ -124,10 +125,8 @@ _descriptors = {}
 _DESCRIPTOR_CACHE_SIZE = 256
 
 
-def _decode(descriptor_bytes):
-    descriptor = Descriptor.decode(descriptor_bytes)
+def _keep(descriptor):
     if len(_descriptors) >= _DESCRIPTOR_CACHE_SIZE:
         _descriptors.clear()
-    _descriptors[descriptor_bytes] = descriptor
+    _descriptors[descriptor.encode()] = descriptor
     return descriptor
-

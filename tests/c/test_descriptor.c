@@ -808,6 +808,52 @@ static HurrayDescriptor *ggml_q4_0(void)
     return desc;
 }
 
+/* One check per handoff (ADR-046): a descriptor that passed a check keeps
+ * the verdict, and every setter forgets it. Each case validates a good
+ * descriptor (so it is kept), then breaks it through one setter: validate,
+ * encode and check_buffers must all refuse, which they could not if the
+ * kept verdict survived the setter. */
+static HurrayDescriptor *checked_plain(void)
+{
+    HurrayDescriptor *desc = make(HURRAY_DTYPE_FLOAT32, 2, (uint64_t[]){4, 8});
+    CHECK_STATUS(hurray_descriptor_validate(desc), HURRAY_OK);
+    uint8_t bytes[MAX_ENCODED];
+    uint64_t len = 0;
+    CHECK_STATUS(hurray_descriptor_encode(desc, bytes, sizeof bytes, &len), HURRAY_OK);
+    return desc;
+}
+
+static void test_setters_forget_the_verdict(void)
+{
+    HurrayDescriptor *desc = checked_plain();
+    CHECK_STATUS(hurray_descriptor_set_packing(desc, HURRAY_PACKING_LSB_FIRST), HURRAY_OK);
+    expect_invalid(desc, HURRAY_ERROR_INVALID_DESCRIPTOR, "packing");
+
+    desc = checked_plain();
+    CHECK_STATUS(hurray_descriptor_set_byte_order(desc, HURRAY_BYTE_ORDER_BIG), HURRAY_OK);
+    CHECK_STATUS(hurray_descriptor_set_quantization(desc, HURRAY_SCHEME_AFFINE,
+                                                    HURRAY_GRANULARITY_PER_TENSOR, 0, 0, 0),
+                 HURRAY_OK);
+    expect_invalid(desc, HURRAY_ERROR_INVALID_DESCRIPTOR, "affine");
+
+    desc = checked_plain();
+    CHECK_STATUS(hurray_descriptor_set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_FLOAT32, 1, 0,
+                                            HURRAY_PART_LAYOUT_ROW_MAJOR),
+                 HURRAY_OK);
+    expect_invalid(desc, HURRAY_ERROR_INVALID_DESCRIPTOR, "buffer");
+
+    /* Strides: a valid descriptor again, whose reach grows; the kept facts
+     * would let a one-span list through that the new reach overflows. */
+    desc = checked_plain();
+    HurrayBufferList *list = make_list((uint64_t[]){4 * 8 * 4}, 1);
+    CHECK_STATUS(hurray_descriptor_check_buffers(desc, list), HURRAY_OK);
+    CHECK_STATUS(hurray_descriptor_set_strides(desc, 2, (int64_t[]){16, 1}), HURRAY_OK);
+    CHECK_FAIL(hurray_descriptor_check_buffers(desc, list), HURRAY_ERROR_BUFFER_TOO_SMALL,
+               "reaches");
+    hurray_buffer_list_destroy(&list);
+    hurray_descriptor_destroy(&desc);
+}
+
 static void test_builder_refusals(void)
 {
     HurrayDescriptor *desc = NULL;
@@ -1330,6 +1376,7 @@ int main(void)
     test_strides();
     test_empty_tensors();
     test_builder_refusals();
+    test_setters_forget_the_verdict();
     test_validation_refusals();
     test_decode_refusals();
     test_sweeps();
