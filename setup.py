@@ -9,6 +9,7 @@ import glob
 import os
 import shutil
 
+import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -62,6 +63,12 @@ setup(
             "hurray._protocol",
             sources=["src/hurray/_protocol.c", "src/hurray/_pyruntime.c"],
             depends=["src/hurray/_pyruntime.h"],
+            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+        ),
+        Extension(
+            "hurray._core",
+            sources=["src/hurray/_core.c"],
+            include_dirs=[numpy.get_include()],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),
         Extension(

@@ -110,7 +110,8 @@ class Descriptor:
 
     # _box: None when _handle frees itself (ffi.gc); else the object that
     # owns the C descriptor (a consumer's capsule, see _adopt_handed).
-    __slots__ = ("_handle", "_bytes", "_fields", "_box", "__weakref__")
+    # _address: the C descriptor's address as an int, for hurray._core.
+    __slots__ = ("_handle", "_bytes", "_fields", "_box", "_address", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("make a Descriptor with Descriptor.build(...) or Descriptor.decode(bytes)")
@@ -128,6 +129,7 @@ class Descriptor:
         self = object.__new__(cls)
         self._handle = ffi.gc(raw, _destroy)
         self._box = None
+        self._address = int(ffi.cast("uintptr_t", raw))
         self._fields = None
         if encoded is None:
             check(lib.hurray_descriptor_validate(raw))
@@ -146,6 +148,7 @@ class Descriptor:
         self = object.__new__(cls)
         self._handle = ffi.cast("HurrayDescriptor *", address)
         self._box = box
+        self._address = address
         self._fields = None
         self._bytes = encoded
         return self
@@ -273,7 +276,7 @@ class Descriptor:
         handle, self._handle = self._handle, None
         if self._box is None:
             ffi.release(handle)
-        self._box = None  # a handed-over descriptor dies with its box
+        self._box = self._address = None  # a handed-over descriptor dies with its box
 
     def __enter__(self):
         return self

@@ -7,10 +7,12 @@ which holds whatever owns its memory.
 """
 import numpy as np
 
+from . import _core
 from . import dtypes as _dtypes
 from . import packing as _packing
+from . import tensor as _tensor
 from ._checks import reach
-from ._ffi import lib
+from ._ffi import ffi, lib
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
 from .tensor import Tensor
@@ -29,7 +31,7 @@ def _codes_of(dt):
     return code, order, packing
 
 
-def from_numpy(array):
+def _from_numpy(array):
     """A Tensor sharing `array`'s memory; read-only arrays give read-only tensors.
 
     A numpy scalar becomes a 0-d tensor over a private copy.
@@ -84,6 +86,22 @@ def from_numpy(array):
     parts = {lib.HURRAY_ROLE_VALUES: (code, 0, offset, lib.HURRAY_PART_LAYOUT_ROW_MAJOR)} if offset else {}
     desc = Descriptor._from_codes(code, array.shape, strides, order, packing, None, parts)
     return Tensor._from_spans(desc, (span,), owner, not array.flags.writeable)
+
+
+# The hot path in C (ADR-046): a plain ndarray of a dtype _CODES holds
+# becomes a Tensor with no Python running; everything else, and every
+# refusal, is _from_numpy's. Tensor.__array__ is split the same way.
+Tensor.__array__ = _core.setup(
+    Tensor,
+    Descriptor,
+    _CODES,
+    _tensor.NUMPY_DTYPES,
+    _from_numpy,
+    Tensor.__array__,
+    ffi.cast,
+    ffi.typeof("HurrayDescriptor *"),
+)
+from_numpy = _core.from_numpy
 
 
 def pack_tensor(array, packing="lsb_first"):

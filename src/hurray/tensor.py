@@ -10,11 +10,17 @@ import importlib
 import numpy as np
 
 from . import _views
+from . import dtypes as _dtypes
 from ._checks import U64, check_spans, index, uint
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError
 
 __all__ = ["Tensor"]
+
+# {dtype code * 2 + byte order code: numpy dtype} for the builtin numpy
+# types this process has viewed: the table Tensor.__array__'s C half reads
+# (hurray._core, set up in numpy_bridge).
+NUMPY_DTYPES = {}
 
 
 def _spans(buffers):
@@ -178,6 +184,9 @@ class Tensor:
             values = d._read_fields()["parts"]["values"]
             interface = _views.strided_interface(self, values.buffer_index, values.byte_offset, dt, d.shape, d.strides)
             plan = self._view = (interface, dt, d.scheme in ("affine", "microscaling"))
+            if _dtypes.is_builtin(dt):
+                # hurray._core views this dtype in C from now on (ADR-046).
+                NUMPY_DTYPES[d.dtype_code * 2 + (d.byte_order == "big")] = dt
         return plan
 
     def _stored_view(self, purpose):

@@ -1,0 +1,510 @@
+/*
+ * hurray._core -- the hot path in C (ADR-046): from_numpy, a Tensor's numpy
+ * view (Tensor.__array__), and making Tensor and Descriptor objects, with no
+ * per-call Python.
+ *
+ * The Python classes stay the API: Tensor (tensor.py) and Descriptor
+ * (descriptor.py) keep their __slots__, and this module reads and writes
+ * those slots at the offsets their member descriptors give (setup()). It
+ * handles only the common cases and hands everything else -- a subclass, a
+ * dtype it has not been told, a quantized or packed tensor, a dtype or copy
+ * argument, a failure -- to the Python implementation it was given, which
+ * raises the documented errors. So every documented behaviour has exactly
+ * one Python statement; this file only skips the interpreter when the
+ * answer is already known to be the plain one.
+ *
+ * A Tensor subclass is never served here (ADR-040: hurray.io's LazyTensor
+ * verifies its memory when its _buffers is read, through a property this
+ * code would bypass), and neither is a descriptor that has been closed.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <stdint.h>
+
+#include "hurray.h"
+
+
+/* ---- what setup() was given -------------------------------------------- */
+
+typedef struct Slots {
+    Py_ssize_t descriptor, buffers, owner, readonly, view; /* Tensor */
+    Py_ssize_t handle, bytes, fields, box, address;        /* Descriptor */
+} Slots;
+
+static Slots slot;
+static PyTypeObject *tensor_type;     /* hurray.Tensor, exactly */
+static PyTypeObject *descriptor_type; /* hurray.Descriptor, exactly */
+static PyObject *numpy_codes;         /* {np.dtype: (code, byte order, packing or None)} */
+static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtype} */
+static PyObject *from_numpy_py;       /* the Python from_numpy */
+static PyObject *array_py;            /* the Python Tensor.__array__ */
+static PyObject *ffi_cast;            /* ffi.cast */
+static PyObject *descriptor_ctype;    /* ffi.typeof("HurrayDescriptor *") */
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* Sets an empty slot (a new object's): steals value. */
+static void fill(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    SLOT(obj, offset) = value;
+}
+
+/* ---- the C descriptor, owned by a capsule ------------------------------ */
+
+static const char BOX_NAME[] = "hurray_descriptor";
+
+static void box_destructor(PyObject *box)
+{
+    HurrayDescriptor *desc = PyCapsule_GetPointer(box, BOX_NAME);
+    if (desc == NULL) {
+        PyErr_Clear(); /* unreachable: only new_descriptor makes these */
+        return;
+    }
+    hurray_descriptor_destroy(&desc);
+}
+
+/* A hurray.Descriptor owning desc (checked already); destroys desc on
+ * failure. The same fields Descriptor._adopt_handed sets. */
+static PyObject *new_descriptor(HurrayDescriptor *desc)
+{
+    PyObject *box = PyCapsule_New(desc, BOX_NAME, box_destructor);
+    if (box == NULL) {
+        hurray_descriptor_destroy(&desc);
+        return NULL;
+    }
+    PyObject *address = PyLong_FromVoidPtr(desc);
+    PyObject *handle = address == NULL ? NULL
+                                       : PyObject_CallFunctionObjArgs(ffi_cast, descriptor_ctype,
+                                                                      address, NULL);
+    PyObject *self = handle == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
+    if (self == NULL) {
+        Py_XDECREF(handle);
+        Py_XDECREF(address);
+        Py_DECREF(box);
+        return NULL;
+    }
+    fill(self, slot.handle, handle);
+    fill(self, slot.box, box);
+    fill(self, slot.address, address);
+    fill(self, slot.fields, Py_NewRef(Py_None));
+    fill(self, slot.bytes, Py_NewRef(Py_None));
+    return self;
+}
+
+/* A hurray.Tensor over spans that were checked against descriptor. */
+static PyObject *new_tensor(PyObject *descriptor, PyObject *spans, PyObject *owner, int readonly)
+{
+    PyObject *self = tensor_type->tp_alloc(tensor_type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    fill(self, slot.descriptor, Py_NewRef(descriptor));
+    fill(self, slot.buffers, Py_NewRef(spans));
+    fill(self, slot.owner, Py_NewRef(owner));
+    fill(self, slot.readonly, Py_NewRef(readonly ? Py_True : Py_False));
+    fill(self, slot.view, Py_NewRef(Py_None));
+    return self;
+}
+
+/* hurray_descriptor_check_buffers over one borrowed span. */
+static HurrayStatus check_one_span(const HurrayDescriptor *desc, void *data, uint64_t nbytes)
+{
+    HurrayBufferList *list = NULL;
+    HurrayBuffer *buf = NULL;
+    HurrayStatus status = hurray_buffer_list_new(&list);
+    if (status == HURRAY_OK) {
+        status = hurray_buffer_from_ptr(data, nbytes, NULL, NULL, &buf);
+    }
+    if (status == HURRAY_OK) {
+        status = hurray_buffer_list_push(list, &buf);
+        hurray_buffer_destroy(&buf); /* no-op once the list took it */
+    }
+    if (status == HURRAY_OK) {
+        status = hurray_descriptor_check_buffers(desc, list);
+    }
+    hurray_buffer_list_destroy(&list);
+    return status;
+}
+
+/* ---- from_numpy -------------------------------------------------------- */
+
+/* The descriptor from_numpy builds (numpy_bridge.from_numpy states the
+ * rules), or NULL with no exception set when the Python path must decide. */
+static HurrayDescriptor *describe_array(PyArrayObject *arr, PyObject *codes, uint64_t *out_low,
+                                        uint64_t *out_span)
+{
+    long code = PyLong_AsLong(PyTuple_GET_ITEM(codes, 0));
+    long order = PyLong_AsLong(PyTuple_GET_ITEM(codes, 1));
+    PyObject *packing = PyTuple_GET_ITEM(codes, 2);
+    int nd = PyArray_NDIM(arr);
+    npy_intp *dims = PyArray_DIMS(arr);
+    npy_intp *byte_strides = PyArray_STRIDES(arr);
+    npy_intp itemsize = PyArray_ITEMSIZE(arr);
+    int empty = PyArray_SIZE(arr) == 0;
+    uint64_t shape[HURRAY_MAX_RANK];
+    int64_t strides[HURRAY_MAX_RANK];
+    int64_t low = 0, high = 0;
+    if (nd > HURRAY_MAX_RANK || itemsize <= 0) {
+        return NULL;
+    }
+    for (int i = 0; i < nd; i++) {
+        shape[i] = (uint64_t)dims[i];
+        npy_intp step = byte_strides[i];
+        if (step % itemsize != 0) {
+            if (dims[i] > 1 && !empty) {
+                return NULL; /* the Python path names the stride */
+            }
+            strides[i] = 0; /* a dimension never stepped along */
+        } else {
+            strides[i] = (int64_t)(step / itemsize);
+        }
+        int64_t extent = (int64_t)(dims[i] - 1) * (int64_t)step;
+        if (!empty) {
+            if (extent < 0) {
+                low += extent;
+            } else {
+                high += extent;
+            }
+        }
+    }
+    HurrayDescriptor *desc = NULL;
+    if (hurray_descriptor_new((uint32_t)code, (uint32_t)nd, shape, &desc) != HURRAY_OK) {
+        return NULL;
+    }
+    HurrayStatus status = hurray_descriptor_set_strides(desc, (uint32_t)nd, strides);
+    if (status == HURRAY_OK && order != HURRAY_BYTE_ORDER_LITTLE) {
+        status = hurray_descriptor_set_byte_order(desc, (uint32_t)order);
+    }
+    if (status == HURRAY_OK && packing != Py_None) {
+        status = hurray_descriptor_set_packing(desc, (uint32_t)PyLong_AsLong(packing));
+    }
+    if (status == HURRAY_OK && low != 0) {
+        status = hurray_descriptor_set_part(desc, HURRAY_ROLE_VALUES, (uint32_t)code, 0,
+                                            (uint64_t)-low, HURRAY_PART_LAYOUT_ROW_MAJOR);
+    }
+    if (status == HURRAY_OK) {
+        status = hurray_descriptor_validate(desc); /* the one check; desc keeps it */
+    }
+    if (status != HURRAY_OK) {
+        hurray_descriptor_destroy(&desc);
+        return NULL;
+    }
+    *out_low = (uint64_t)low;
+    *out_span = empty ? 0 : (uint64_t)(high - low + itemsize);
+    return desc;
+}
+
+PyDoc_STRVAR(from_numpy_doc,
+"from_numpy(array, /) -> Tensor\n"
+"\n"
+"hurray.from_numpy's common case in C: a plain ndarray of a dtype the\n"
+"Python implementation has seen. Anything else goes to that implementation.");
+
+static PyObject *core_from_numpy(PyObject *module, PyObject *array)
+{
+    (void)module;
+    if (Py_TYPE(array) != &PyArray_Type) {
+        return PyObject_CallOneArg(from_numpy_py, array);
+    }
+    PyArrayObject *arr = (PyArrayObject *)array;
+    PyObject *codes = PyDict_GetItemWithError(numpy_codes, (PyObject *)PyArray_DESCR(arr));
+    if (codes == NULL) {
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(from_numpy_py, array);
+    }
+    uint64_t low = 0, nbytes = 0;
+    HurrayDescriptor *desc = describe_array(arr, codes, &low, &nbytes);
+    if (desc == NULL) {
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(from_numpy_py, array);
+    }
+    char *address = (char *)PyArray_DATA(arr) + (int64_t)low;
+    if (check_one_span(desc, address, nbytes) != HURRAY_OK) {
+        hurray_descriptor_destroy(&desc);
+        return PyObject_CallOneArg(from_numpy_py, array); /* raises what is wrong */
+    }
+    PyObject *descriptor = new_descriptor(desc); /* owns desc now, or freed it */
+    if (descriptor == NULL) {
+        return NULL;
+    }
+    PyObject *spans = Py_BuildValue("((KK))", (unsigned long long)(uintptr_t)address,
+                                    (unsigned long long)nbytes);
+    PyObject *tensor = spans == NULL ? NULL
+                                     : new_tensor(descriptor, spans, array,
+                                                  !PyArray_ISWRITEABLE(arr));
+    Py_XDECREF(spans);
+    Py_DECREF(descriptor);
+    return tensor;
+}
+
+/* ---- Tensor.__array__ --------------------------------------------------- */
+
+/* What a numpy view keeps alive: the tensor. One per view, so that two
+ * views of a tensor have distinct bases, as numpy's own views do. */
+typedef struct ViewBase {
+    PyObject_HEAD
+    PyObject *tensor;
+} ViewBase;
+
+static void view_base_dealloc(ViewBase *self)
+{
+    Py_XDECREF(self->tensor);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef view_base_members[] = {
+    {"tensor", T_OBJECT, offsetof(ViewBase, tensor), READONLY, "the tensor the view is of"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject ViewBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hurray._core.ViewBase",
+    .tp_basicsize = sizeof(ViewBase),
+    .tp_dealloc = (destructor)view_base_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = PyDoc_STR("Keeps a tensor alive for as long as a numpy view of it lives."),
+    .tp_members = view_base_members,
+};
+
+/* The values view of a plain tensor, or NULL with no exception set when the
+ * Python path must decide (and so say why, if it refuses). */
+static PyObject *plain_view(PyObject *self)
+{
+    PyObject *descriptor = SLOT(self, slot.descriptor);
+    PyObject *spans = SLOT(self, slot.buffers);
+    PyObject *readonly_obj = SLOT(self, slot.readonly);
+    if (descriptor == NULL || spans == NULL || readonly_obj == NULL ||
+        Py_TYPE(descriptor) != descriptor_type || !PyTuple_CheckExact(spans)) {
+        return NULL;
+    }
+    PyObject *handle = SLOT(descriptor, slot.handle);
+    PyObject *address = SLOT(descriptor, slot.address);
+    if (handle == NULL || handle == Py_None || address == NULL || address == Py_None) {
+        return NULL; /* closed: the Python path says so */
+    }
+    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
+    if (desc == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    uint32_t dtype = 0, rank = 0, byte_order = 0, packing = 0;
+    uint32_t scheme = 0, granularity = 0, axis = 0, ggml = 0, layout = 0, part_dtype = 0;
+    uint64_t block_size = 0, buffer_index = 0, byte_offset = 0;
+    const uint64_t *shape = NULL;
+    const int64_t *strides = NULL;
+    if (hurray_descriptor_dtype(desc, &dtype) != HURRAY_OK ||
+        hurray_descriptor_rank(desc, &rank) != HURRAY_OK ||
+        hurray_descriptor_shape(desc, &shape) != HURRAY_OK ||
+        hurray_descriptor_strides(desc, &strides) != HURRAY_OK ||
+        hurray_descriptor_byte_order(desc, &byte_order) != HURRAY_OK ||
+        hurray_descriptor_packing(desc, &packing) != HURRAY_OK ||
+        hurray_descriptor_quantization(desc, &scheme, &granularity, &axis, &block_size, &ggml) !=
+            HURRAY_OK ||
+        hurray_descriptor_part(desc, HURRAY_ROLE_VALUES, &part_dtype, &buffer_index, &byte_offset,
+                               &layout) != HURRAY_OK) {
+        return NULL;
+    }
+    if (scheme != HURRAY_SCHEME_NONE || packing != HURRAY_PACKING_NONE ||
+        buffer_index >= (uint64_t)PyTuple_GET_SIZE(spans)) {
+        return NULL; /* quantized, packed or padded: the Python path */
+    }
+    PyObject *key = PyLong_FromUnsignedLong(dtype * 2u + byte_order);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *dt = (PyArray_Descr *)PyDict_GetItemWithError(numpy_dtypes, key);
+    Py_DECREF(key);
+    if (dt == NULL) {
+        return NULL; /* not yet seen, or not a builtin numpy type */
+    }
+    PyObject *span = PyTuple_GET_ITEM(spans, (Py_ssize_t)buffer_index);
+    if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
+        return NULL;
+    }
+    unsigned long long base_address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
+    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    /* The reach, checked against the span as _views.strided_interface does;
+     * an empty tensor (whose address may be NULL) is the Python path's. */
+    int64_t itemsize = (int64_t)PyDataType_ELSIZE(dt);
+    npy_intp dims[HURRAY_MAX_RANK], steps[HURRAY_MAX_RANK];
+    int64_t low = 0, high = 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        int64_t step;
+        if (shape[i] == 0 || shape[i] > (uint64_t)INT64_MAX ||
+            __builtin_mul_overflow(strides[i], itemsize, &step)) {
+            return NULL;
+        }
+        int64_t extent;
+        if (__builtin_mul_overflow((int64_t)(shape[i] - 1), step, &extent)) {
+            return NULL;
+        }
+        if (extent < 0) {
+            low += extent;
+        } else {
+            high += extent;
+        }
+        dims[i] = (npy_intp)shape[i];
+        steps[i] = (npy_intp)step;
+    }
+    if (byte_offset > (uint64_t)INT64_MAX || (int64_t)byte_offset + low < 0 ||
+        (uint64_t)((int64_t)byte_offset + high + itemsize) > nbytes) {
+        return NULL; /* the Python path raises BufferTooSmallError */
+    }
+    int readonly = PyObject_IsTrue(readonly_obj);
+    if (readonly < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_INCREF(dt); /* PyArray_NewFromDescr steals it */
+    PyObject *array = PyArray_NewFromDescr(
+        &PyArray_Type, dt, (int)rank, dims, steps,
+        (void *)(uintptr_t)(base_address + byte_offset), readonly ? 0 : NPY_ARRAY_WRITEABLE,
+        NULL);
+    if (array == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    ViewBase *base = PyObject_New(ViewBase, &ViewBaseType);
+    if (base == NULL) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    base->tensor = Py_NewRef(self);
+    if (PyArray_SetBaseObject((PyArrayObject *)array, (PyObject *)base) < 0) { /* steals base */
+        Py_DECREF(array);
+        return NULL;
+    }
+    return array;
+}
+
+PyDoc_STRVAR(array_doc,
+"__array__(dtype=None, copy=None) -> numpy.ndarray\n"
+"\n"
+"A zero-copy view of the values (see Tensor.__array__); the plain case in C.");
+
+static PyObject *core_array(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *dtype = Py_None, *copy = Py_None;
+    static char *names[] = {"dtype", "copy", NULL};
+    if (Py_TYPE(self) == tensor_type &&
+        PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", names, &dtype, &copy) &&
+        dtype == Py_None && (copy == Py_None || copy == Py_False)) {
+        PyObject *view = plain_view(self);
+        if (view != NULL || PyErr_Occurred()) {
+            return view;
+        }
+    }
+    PyErr_Clear(); /* a bad argument: the Python path says so */
+    PyObject *call = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    if (call == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(call, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyTuple_SET_ITEM(call, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    }
+    PyObject *result = PyObject_Call(array_py, call, kwargs);
+    Py_DECREF(call);
+    return result;
+}
+
+static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))core_array,
+                                   METH_VARARGS | METH_KEYWORDS, array_doc};
+
+/* ---- setup ---------------------------------------------------------------- */
+
+/* The offset of slot `name` of `type`, from its member descriptor. */
+static int offset_of(PyTypeObject *type, const char *name, Py_ssize_t *out)
+{
+    PyObject *member = PyDict_GetItemString(type->tp_dict, name);
+    if (member == NULL || Py_TYPE(member) != &PyMemberDescr_Type) {
+        PyErr_Format(PyExc_TypeError, "%s has no slot %s", type->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *def = ((PyMemberDescrObject *)member)->d_member;
+    if (def->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, name);
+        return -1;
+    }
+    *out = def->offset;
+    return 0;
+}
+
+PyDoc_STRVAR(setup_doc,
+"setup(Tensor, Descriptor, numpy_codes, numpy_dtypes, from_numpy, array, cast, ctype, /)\n"
+"\n"
+"Called once by hurray.tensor: the classes whose slots this module fills,\n"
+"the two lookup tables the Python side fills as it meets dtypes, the\n"
+"Python implementations everything else goes to, and cffi's cast with the\n"
+"HurrayDescriptor * type. Returns Tensor.__array__ in C.");
+
+static PyObject *core_setup(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *tensor, *descriptor, *codes, *dtypes, *from_numpy, *array, *cast, *ctype;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOO:setup", &PyType_Type, &tensor, &PyType_Type,
+                          &descriptor, &PyDict_Type, &codes, &PyDict_Type, &dtypes, &from_numpy,
+                          &array, &cast, &ctype)) {
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)tensor, *d = (PyTypeObject *)descriptor;
+    Slots s;
+    if (offset_of(t, "_descriptor", &s.descriptor) < 0 || offset_of(t, "_buffers", &s.buffers) < 0 ||
+        offset_of(t, "_owner", &s.owner) < 0 || offset_of(t, "_readonly", &s.readonly) < 0 ||
+        offset_of(t, "_view", &s.view) < 0 || offset_of(d, "_handle", &s.handle) < 0 ||
+        offset_of(d, "_bytes", &s.bytes) < 0 || offset_of(d, "_fields", &s.fields) < 0 ||
+        offset_of(d, "_box", &s.box) < 0 || offset_of(d, "_address", &s.address) < 0) {
+        return NULL;
+    }
+    slot = s;
+    Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
+    Py_XSETREF(descriptor_type, (PyTypeObject *)Py_NewRef(descriptor));
+    Py_XSETREF(numpy_codes, Py_NewRef(codes));
+    Py_XSETREF(numpy_dtypes, Py_NewRef(dtypes));
+    Py_XSETREF(from_numpy_py, Py_NewRef(from_numpy));
+    Py_XSETREF(array_py, Py_NewRef(array));
+    Py_XSETREF(ffi_cast, Py_NewRef(cast));
+    Py_XSETREF(descriptor_ctype, Py_NewRef(ctype));
+    return PyDescr_NewMethod(tensor_type, &array_method);
+}
+
+static PyMethodDef core_methods[] = {
+    {"setup", core_setup, METH_VARARGS, setup_doc},
+    {"from_numpy", core_from_numpy, METH_O, from_numpy_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hurray._core",
+    .m_doc = "The hot path in C: from_numpy and a Tensor's numpy view (ADR-046).",
+    .m_size = -1,
+    .m_methods = core_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    import_array();
+    if (PyType_Ready(&ViewBaseType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&core_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&ViewBaseType);
+    if (PyModule_AddObject(module, "ViewBase", (PyObject *)&ViewBaseType) < 0) {
+        Py_DECREF(&ViewBaseType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
