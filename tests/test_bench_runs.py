@@ -12,7 +12,11 @@ def test_bench_runs_and_reports_every_target():
         capture_output=True, text=True, check=True, timeout=300,
     ).stdout
     for row in (
-        "from_hurray / np.from_dlpack",
+        "end to end / np.from_dlpack",
+        "consumer to a numpy array / np.from_dlpack",
+        "from_numpy / np.from_dlpack",
+        "np.from_dlpack(t) / np.from_dlpack(a)",
+        "lazy hurray.from_hurray(t) alone",
         "largest (1 GiB) / smallest (64 B)",
         "3-buffer quantized / 1-buffer plain",
         "C decode+destroy / DLManagedTensor baseline",

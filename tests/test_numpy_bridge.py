@@ -251,9 +251,18 @@ def test_from_numpy_spans_are_still_checked(monkeypatch):
     calls = []
     real = tensor_module.check_spans
     monkeypatch.setattr(tensor_module, "check_spans", lambda d, spans: calls.append(spans) or real(d, spans))
+    from hurray import numpy_bridge
+
+    # A dtype from_numpy has not met yet takes the Python path, which checks
+    # the spans through check_spans; the C path (hurray._core) runs
+    # hurray_descriptor_check_buffers itself (check_one_span in _core.c).
+    monkeypatch.setattr(numpy_bridge, "_CODES", numpy_bridge._CODES)
+    numpy_bridge._CODES.pop(np.dtype(np.int16), None)
     a = np.zeros(3, np.int16)
-    from_numpy(a)
+    t = from_numpy(a)
     assert calls == [((a.ctypes.data, 6),)]
+    assert np.dtype(np.int16) in numpy_bridge._CODES  # the C path serves it from now on
+    assert from_numpy(a).buffers == t.buffers == ((a.ctypes.data, 6),)
 
 
 def test_masked_arrays_are_refused():

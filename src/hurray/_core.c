@@ -44,6 +44,11 @@ static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtyp
 static PyObject *from_numpy_py;       /* the Python from_numpy */
 static PyObject *array_py;            /* the Python Tensor.__array__ */
 static PyObject *ffi_cast;            /* ffi.cast */
+static PyObject *from_hurray_py;      /* the Python from_hurray */
+static PyObject *export_fn;           /* hurray._protocol.export */
+static PyObject *consume_fn;          /* hurray._protocol.consume */
+static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
+#define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
 static PyObject *descriptor_ctype;    /* ffi.typeof("HurrayDescriptor *") */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -238,6 +243,125 @@ static PyObject *core_from_numpy(PyObject *module, PyObject *array)
     Py_XDECREF(spans);
     Py_DECREF(descriptor);
     return tensor;
+}
+
+/* ---- from_hurray --------------------------------------------------------- */
+
+/* descriptor's encoding: its _bytes, encoded here and kept there if it has
+ * none yet (as Descriptor.encode does), or NULL with no exception set when
+ * the Python path must decide. Borrowed. */
+static PyObject *encoding_of(PyObject *descriptor)
+{
+    PyObject *bytes = SLOT(descriptor, slot.bytes);
+    if (bytes != NULL && PyBytes_CheckExact(bytes)) {
+        return bytes;
+    }
+    PyObject *handle = SLOT(descriptor, slot.handle);
+    PyObject *address = SLOT(descriptor, slot.address);
+    if (bytes == NULL || handle == NULL || handle == Py_None || address == NULL ||
+        address == Py_None) {
+        return NULL;
+    }
+    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
+    uint8_t out[HURRAY_MAX_DESCRIPTOR_LEN];
+    uint64_t len = 0;
+    if (desc == NULL || hurray_descriptor_encode(desc, out, sizeof out, &len) != HURRAY_OK) {
+        PyErr_Clear();
+        return NULL;
+    }
+    bytes = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)len);
+    if (bytes == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_SETREF(SLOT(descriptor, slot.bytes), bytes);
+    return bytes;
+}
+
+/* The consumer's half of from_hurray: consume the capsule, keep (or find)
+ * its descriptor, make the Tensor. As protocol.from_hurray. */
+static PyObject *consume_to_tensor(PyObject *capsule)
+{
+    PyObject *got = PyObject_CallOneArg(consume_fn, capsule);
+    if (got == NULL) {
+        return NULL;
+    }
+    /* (abi_version, descriptor_bytes, spans, holder, (address, box)) */
+    PyObject *bytes = PyTuple_GET_ITEM(got, 1);
+    PyObject *spans = PyTuple_GET_ITEM(got, 2);
+    PyObject *holder = PyTuple_GET_ITEM(got, 3);
+    PyObject *handed = PyTuple_GET_ITEM(got, 4);
+    PyObject *descriptor = PyDict_GetItemWithError(descriptors, bytes);
+    if (descriptor != NULL) {
+        Py_INCREF(descriptor); /* the handed one dies with got */
+    } else if (PyErr_Occurred()) {
+        Py_DECREF(got);
+        return NULL;
+    } else {
+        /* consume() decoded and checked it: keep that one (ADR-046). */
+        PyObject *address = PyTuple_GET_ITEM(handed, 0);
+        PyObject *handle = PyObject_CallFunctionObjArgs(ffi_cast, descriptor_ctype, address, NULL);
+        descriptor = handle == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
+        if (descriptor == NULL) {
+            Py_XDECREF(handle);
+            Py_DECREF(got);
+            return NULL;
+        }
+        fill(descriptor, slot.handle, handle);
+        fill(descriptor, slot.box, Py_NewRef(PyTuple_GET_ITEM(handed, 1)));
+        fill(descriptor, slot.address, Py_NewRef(address));
+        fill(descriptor, slot.fields, Py_NewRef(Py_None));
+        fill(descriptor, slot.bytes, Py_NewRef(bytes));
+        if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
+            PyDict_Clear(descriptors);
+        }
+        if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
+            Py_DECREF(descriptor);
+            Py_DECREF(got);
+            return NULL;
+        }
+    }
+    PyObject *tensor = new_tensor(descriptor, spans, holder, 0);
+    Py_DECREF(descriptor);
+    Py_DECREF(got);
+    return tensor;
+}
+
+PyDoc_STRVAR(from_hurray_doc,
+"from_hurray(obj, /) -> Tensor\n"
+"\n"
+"hurray.from_hurray's common cases in C: a plain writable Tensor (exported\n"
+"and consumed without a Python frame) and a PyCapsule. Anything else goes\n"
+"to the Python implementation, which also raises every refusal.");
+
+static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
+{
+    (void)module;
+    if (Py_TYPE(obj) == tensor_type) {
+        PyObject *descriptor = SLOT(obj, slot.descriptor);
+        PyObject *spans = SLOT(obj, slot.buffers);
+        PyObject *readonly = SLOT(obj, slot.readonly);
+        PyObject *bytes = NULL;
+        if (readonly == Py_False && spans != NULL && descriptor != NULL &&
+            Py_TYPE(descriptor) == descriptor_type) {
+            bytes = encoding_of(descriptor);
+        }
+        if (bytes == NULL) {
+            return PyObject_CallOneArg(from_hurray_py, obj);
+        }
+        PyObject *args[3] = {bytes, spans, obj};
+        PyObject *capsule = PyObject_Vectorcall(export_fn, args, 3, NULL);
+        if (capsule == NULL) {
+            return NULL;
+        }
+        PyObject *tensor = consume_to_tensor(capsule);
+        Py_DECREF(capsule);
+        return tensor;
+    }
+    if (PyCapsule_CheckExact(obj)) {
+        return consume_to_tensor(obj);
+    }
+    return PyObject_CallOneArg(from_hurray_py, obj);
 }
 
 /* ---- Tensor.__array__ --------------------------------------------------- */
@@ -476,9 +600,36 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
     return PyDescr_NewMethod(tensor_type, &array_method);
 }
 
+PyDoc_STRVAR(setup_protocol_doc,
+"setup_protocol(from_hurray, export, consume, descriptors, /)\n"
+"\n"
+"Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
+"the capsule functions of hurray._protocol, and the descriptor cache.");
+
+static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *from_hurray, *export, *consume, *cache;
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOOO!:setup_protocol", &from_hurray, &export, &consume,
+                          &PyDict_Type, &cache)) {
+        return NULL;
+    }
+    Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
+    Py_XSETREF(export_fn, Py_NewRef(export));
+    Py_XSETREF(consume_fn, Py_NewRef(consume));
+    Py_XSETREF(descriptors, Py_NewRef(cache));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef core_methods[] = {
     {"setup", core_setup, METH_VARARGS, setup_doc},
     {"from_numpy", core_from_numpy, METH_O, from_numpy_doc},
+    {"from_hurray", core_from_hurray, METH_O, from_hurray_doc},
+    {"setup_protocol", core_setup_protocol, METH_VARARGS, setup_protocol_doc},
     {NULL, NULL, 0, NULL},
 };
 

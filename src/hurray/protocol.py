@@ -16,7 +16,8 @@ Cycles: the references a capsule (or a consumer tensor's holder) keeps to
 its producer are invisible to the cycle collector (design note D-NB2,
 decision 11).
 """
-from . import _protocol
+from . import _core, _protocol
+from . import numpy_bridge as _numpy_bridge  # noqa: F401  (sets up hurray._core first)
 from .descriptor import Descriptor
 from .errors import CapsuleError, HurrayError, UnsupportedError
 from .tensor import Tensor
@@ -54,7 +55,7 @@ def to_capsule(tensor):
     return _export(tensor._descriptor.encode(), tensor._buffers, tensor)
 
 
-def from_hurray(obj):
+def _from_hurray(obj):
     """A :class:`hurray.Tensor` sharing the memory of ``obj``, through its ``__hurray__()``.
 
     ``obj`` may also be a ``"hurray_tensor"`` capsule itself, as a C
@@ -130,3 +131,10 @@ def _keep(descriptor):
         _descriptors.clear()
     _descriptors[descriptor.encode()] = descriptor
     return descriptor
+
+
+# The hot path in C (ADR-046): a plain writable Tensor or a capsule goes
+# through hurray._core with no Python frame; everything else, and every
+# refusal, is _from_hurray's. Both keep decoded descriptors in _descriptors.
+_core.setup_protocol(_from_hurray, _export, _consume, _descriptors)
+from_hurray = _core.from_hurray
