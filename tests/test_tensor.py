@@ -272,8 +272,10 @@ def test_delegates_are_bound_once():
     # After the first call each method calls the function itself: no import per call.
     assert hurray.tensor._to_capsule is hurray.protocol.to_capsule
     assert hurray.tensor._to_dlpack is hurray.dlpack.to_dlpack
-    assert hurray.tensor._dlpack_device is hurray.dlpack.dlpack_device
     assert hurray.tensor._dequantize is hurray.dequantize.dequantize
+    # __dlpack_device__ is hurray._core's, in C (ADR-046): no Python at all.
+    assert type(hurray.tensor.Tensor.__dict__["__dlpack_device__"]).__name__ == "method_descriptor"
+    assert t.__dlpack_device__() == hurray.dlpack.dlpack_device(t)
 
 
 def test_the_cached_view_keeps_every_refusal():

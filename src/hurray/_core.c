@@ -49,6 +49,10 @@ static PyObject *export_fn;           /* hurray._protocol.export */
 static PyObject *consume_fn;          /* hurray._protocol.consume */
 static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
 #define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
+static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
+static PyObject *dlpack_export;       /* hurray._dlpack.export */
+static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
+static PyObject *cpu_device;          /* (kDLCPU, 0) */
 static PyObject *descriptor_ctype;    /* ffi.typeof("HurrayDescriptor *") */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -543,6 +547,143 @@ static PyObject *core_array(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))core_array,
                                    METH_VARARGS | METH_KEYWORDS, array_doc};
 
+/* ---- Tensor.__dlpack__ and __dlpack_device__ ------------------------------ */
+
+/* A zero-copy versioned capsule for a plain writable tensor whose plan
+ * hurray.dlpack has made (dlpack._PLANS), or NULL with no exception set
+ * when the Python path must decide. */
+static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
+{
+    PyObject *descriptor = SLOT(self, slot.descriptor);
+    PyObject *spans = SLOT(self, slot.buffers);
+    if (SLOT(self, slot.readonly) != Py_False || descriptor == NULL || spans == NULL ||
+        Py_TYPE(descriptor) != descriptor_type || !PyTuple_CheckExact(spans) ||
+        !PyTuple_CheckExact(max_version) || PyTuple_GET_SIZE(max_version) != 2) {
+        return NULL;
+    }
+    long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
+    if (major < 1) {
+        PyErr_Clear();
+        return NULL; /* legacy, or not a number: the Python path */
+    }
+    PyObject *bytes = encoding_of(descriptor);
+    PyObject *plan = bytes == NULL ? NULL : PyDict_GetItemWithError(dlpack_plans, bytes);
+    /* _Plan(refusal, code, bits, padded, width, shape, strides, buffer_index, byte_offset) */
+    if (plan == NULL || !PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 9 ||
+        PyTuple_GET_ITEM(plan, 0) != Py_None || PyTuple_GET_ITEM(plan, 3) != Py_False) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_ssize_t index = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 7));
+    if (index < 0 || index >= PyTuple_GET_SIZE(spans)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *span = PyTuple_GET_ITEM(spans, index);
+    if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
+        return NULL;
+    }
+    PyObject *data = PyNumber_Add(PyTuple_GET_ITEM(span, 0), PyTuple_GET_ITEM(plan, 8));
+    if (data == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *args[8] = {self, data, PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
+                         PyTuple_GET_ITEM(plan, 5), PyTuple_GET_ITEM(plan, 6), NULL, Py_True};
+    PyObject *flags = PyLong_FromLong(0);
+    if (flags == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    args[6] = flags;
+    PyObject *capsule = PyObject_Vectorcall(dlpack_export, args, 8, NULL);
+    Py_DECREF(flags);
+    Py_DECREF(data);
+    return capsule;
+}
+
+PyDoc_STRVAR(dlpack_doc,
+"__dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None)\n"
+"\n"
+"A DLPack capsule sharing the tensor's memory (see hurray.dlpack); the plain\n"
+"zero-copy versioned case in C.");
+
+static PyObject *core_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *stream = Py_None, *max_version = Py_None, *device = Py_None, *copy = Py_None;
+    static char *names[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    if (Py_TYPE(self) == tensor_type &&
+        PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:__dlpack__", names, &stream,
+                                    &max_version, &device, &copy) &&
+        stream == Py_None && (copy == Py_None || copy == Py_False) &&
+        (device == Py_None || PyObject_RichCompareBool(device, cpu_device, Py_EQ) == 1)) {
+        PyObject *capsule = plain_dlpack(self, max_version);
+        if (capsule != NULL || PyErr_Occurred()) {
+            return capsule;
+        }
+    }
+    PyErr_Clear(); /* a bad argument: the Python path says so */
+    PyObject *call = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    if (call == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(call, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyTuple_SET_ITEM(call, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    }
+    PyObject *result = PyObject_Call(dlpack_py, call, kwargs);
+    Py_DECREF(call);
+    return result;
+}
+
+static PyObject *core_dlpack_device(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return Py_NewRef(cpu_device); /* host memory, whatever the tensor */
+}
+
+static PyMethodDef dlpack_method = {"__dlpack__", (PyCFunction)(void (*)(void))core_dlpack,
+                                    METH_VARARGS | METH_KEYWORDS, dlpack_doc};
+static PyMethodDef dlpack_device_method = {
+    "__dlpack_device__", core_dlpack_device, METH_NOARGS,
+    PyDoc_STR("__dlpack_device__() -> (kDLCPU, 0): Hurray tensors live in host memory.")};
+
+PyDoc_STRVAR(setup_dlpack_doc,
+"setup_dlpack(dlpack, export, plans, cpu_device, /) -> (__dlpack__, __dlpack_device__)\n"
+"\n"
+"Called once by hurray.dlpack (after setup()): the Python Tensor.__dlpack__,\n"
+"hurray._dlpack.export, the plan cache, and (kDLCPU, 0).");
+
+static PyObject *core_setup_dlpack(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *dlpack, *export, *plans, *device;
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup_dlpack() before setup()");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOO!O!:setup_dlpack", &dlpack, &export, &PyDict_Type, &plans,
+                          &PyTuple_Type, &device)) {
+        return NULL;
+    }
+    Py_XSETREF(dlpack_py, Py_NewRef(dlpack));
+    Py_XSETREF(dlpack_export, Py_NewRef(export));
+    Py_XSETREF(dlpack_plans, Py_NewRef(plans));
+    Py_XSETREF(cpu_device, Py_NewRef(device));
+    PyObject *method = PyDescr_NewMethod(tensor_type, &dlpack_method);
+    PyObject *device_method = PyDescr_NewMethod(tensor_type, &dlpack_device_method);
+    if (method == NULL || device_method == NULL) {
+        Py_XDECREF(method);
+        Py_XDECREF(device_method);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, method, device_method);
+    Py_DECREF(method);
+    Py_DECREF(device_method);
+    return pair;
+}
+
 /* ---- setup ---------------------------------------------------------------- */
 
 /* The offset of slot `name` of `type`, from its member descriptor. */
@@ -630,6 +771,7 @@ static PyMethodDef core_methods[] = {
     {"from_numpy", core_from_numpy, METH_O, from_numpy_doc},
     {"from_hurray", core_from_hurray, METH_O, from_hurray_doc},
     {"setup_protocol", core_setup_protocol, METH_VARARGS, setup_protocol_doc},
+    {"setup_dlpack", core_setup_dlpack, METH_VARARGS, setup_dlpack_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -387,3 +387,20 @@ def from_dlpack(x):
     # Only a versioned capsule can say its memory may be written (ADR-037, decision 5).
     readonly = owner.readonly or not owner.versioned
     return Tensor._from_checked(desc, spans, owner, readonly)
+
+
+# The hot path in C (ADR-046): a plain writable tensor asked for a zero-copy
+# versioned capsule on the CPU, whose plan _PLANS holds, is exported by
+# hurray._core with no Python frame; everything else, and every refusal, is
+# Tensor's own __dlpack__ (to_dlpack above).
+def _install_c_methods():
+    from . import _core
+    from . import numpy_bridge  # noqa: F401  (sets up hurray._core first)
+    from .tensor import Tensor
+
+    Tensor.__dlpack__, Tensor.__dlpack_device__ = _core.setup_dlpack(
+        Tensor.__dlpack__, _dlpack.export, _PLANS, (KDL_CPU, 0)
+    )
+
+
+_install_c_methods()

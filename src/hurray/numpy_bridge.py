@@ -91,13 +91,14 @@ def _from_numpy(array):
 # The hot path in C (ADR-046): a plain ndarray of a dtype _CODES holds
 # becomes a Tensor with no Python running; everything else, and every
 # refusal, is _from_numpy's. Tensor.__array__ is split the same way.
+_array_py = Tensor.__array__  # the Python half, kept for the tests
 Tensor.__array__ = _core.setup(
     Tensor,
     Descriptor,
     _CODES,
     _tensor.NUMPY_DTYPES,
     _from_numpy,
-    Tensor.__array__,
+    _array_py,
     ffi.cast,
     ffi.typeof("HurrayDescriptor *"),
 )

@@ -1,0 +1,136 @@
+"""hurray._core, the hot path in C (ADR-046), against the Python it stands in for.
+
+Every case the C half serves must give what the Python half gives, and
+every case it does not serve must reach the Python half: a Tensor subclass
+(hurray.io's LazyTensor verifies through its _buffers property), a closed
+descriptor, a quantized tensor, an argument it does not handle.
+"""
+import numpy as np
+import pytest
+
+import hurray
+from hurray import _core, dlpack, numpy_bridge, protocol
+from hurray.errors import InvalidArgumentError, UnsupportedError
+from hurray.quantize import quantize_affine
+from hurray.tensor import Tensor
+
+base = np.arange(24, dtype=np.float32).reshape(4, 6)
+ARRAYS = {
+    "plain": base,
+    "reversed": base[::-1, ::-2],
+    "broadcast": np.broadcast_to(np.arange(3, dtype=np.int16), (4, 3)),
+    "empty": np.zeros((0, 3), np.float64),
+    "0-d": np.array(7, np.int64),
+    "big-endian": np.arange(5, dtype=">u4"),
+    "read-only": np.frombuffer(bytes(range(16)), np.uint8).reshape(4, 4),
+    "column": np.asfortranarray(base)[:, 1],
+    "bool": np.array([True, False, True]),
+    "complex": np.arange(4, dtype=np.complex64),
+}
+
+
+def python_from_numpy(a):
+    return numpy_bridge._from_numpy(a)
+
+
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+def test_from_numpy_in_c_gives_what_python_gives(name):
+    a = ARRAYS[name]
+    python_from_numpy(a)  # the dtype is known to the C half from now on
+    assert a.dtype in numpy_bridge._CODES
+    fast, slow = hurray.from_numpy(a), python_from_numpy(a)
+    assert type(fast) is Tensor
+    assert fast.descriptor == slow.descriptor
+    assert fast.buffers == slow.buffers
+    assert fast.owner is a and fast.readonly == slow.readonly == (not a.flags.writeable)
+
+
+def test_from_numpy_in_c_hands_the_rest_to_python():
+    with pytest.raises(InvalidArgumentError, match="numpy.ndarray"):
+        _core.from_numpy([1, 2, 3])
+    with pytest.raises(UnsupportedError, match="mask"):
+        _core.from_numpy(np.ma.masked_array([1.0], mask=[False]))
+    odd = np.ndarray((2,), np.int16, np.zeros(8, np.uint8), 0, (3,))  # a 3-byte step
+    numpy_bridge._from_numpy(np.zeros(1, np.int16))  # int16 is known: the stride decides
+    with pytest.raises(InvalidArgumentError, match="byte stride of 3"):
+        _core.from_numpy(odd)
+
+
+@pytest.mark.parametrize("name", sorted(set(ARRAYS) - {"empty"}))
+def test_the_numpy_view_in_c_is_the_python_view(name):
+    t = hurray.from_numpy(ARRAYS[name])
+    numpy_bridge._array_py(t)  # the dtype is known to the C half from now on
+    fast, slow = np.asarray(t), numpy_bridge._array_py(t)
+    assert type(fast.base).__name__ == "ViewBase" and fast.base.tensor is t
+    assert fast.dtype == slow.dtype and fast.shape == slow.shape and fast.strides == slow.strides
+    assert fast.__array_interface__["data"] == slow.__array_interface__["data"]
+    assert fast.flags.writeable == slow.flags.writeable
+    assert np.array_equal(fast, slow)
+
+
+def test_arguments_and_quantized_tensors_go_to_python():
+    t = hurray.from_numpy(np.arange(4, dtype=np.int32))
+    np.asarray(t)
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(UnsupportedError, match="needs a copy"):
+        t.__array__(np.float64, copy=False)
+    q = quantize_affine(np.ones((4, 4), np.float32), dtype="int8", axis=0)
+    for _ in range(2):
+        with pytest.raises(UnsupportedError, match="affine"):
+            np.asarray(q)
+
+
+def test_a_subclass_is_served_by_python_through_its_buffers():
+    reads = []
+
+    class Watched(Tensor):
+        __slots__ = ()
+
+        @property
+        def _buffers(self):
+            reads.append(1)
+            return Tensor.__dict__["_buffers"].__get__(self)
+
+    t = hurray.from_numpy(np.arange(6, dtype=np.float32))
+    w = object.__new__(Watched)
+    for name, value in (("_descriptor", t.descriptor), ("_buffers", t.buffers), ("_owner", t),
+                        ("_readonly", False), ("_view", None)):
+        Tensor.__dict__[name].__set__(w, value)
+    for use in (np.asarray, hurray.from_hurray, lambda x: np.from_dlpack(x)):
+        del reads[:]
+        use(w)
+        assert reads, use
+
+
+def test_a_closed_descriptor_is_left_to_python():
+    # close() frees the C descriptor and keeps the fields; the C half must
+    # not read freed memory, so it leaves the view to Python, which works
+    # from the kept fields.
+    t = hurray.from_numpy(np.arange(6, dtype=np.float32))
+    d = Tensor._from_checked(hurray.Descriptor.decode(t.descriptor.encode()), t.buffers, t)
+    d.descriptor.close()
+    assert d.descriptor._address is None
+    view = np.asarray(d)
+    assert type(view.base).__name__ != "ViewBase"
+    assert np.array_equal(view, np.arange(6, dtype=np.float32))
+
+
+def test_from_hurray_in_c_keeps_the_decoded_descriptor():
+    t = hurray.from_numpy(np.arange(7, dtype=np.uint16))
+    protocol._descriptors.clear()
+    back = hurray.from_hurray(t)
+    kept = protocol._descriptors[t.descriptor.encode()]
+    assert back.descriptor is kept and kept._box is not None  # consume()'s own, not decoded again
+    assert hurray.from_hurray(t).descriptor is kept
+    assert np.array_equal(np.asarray(back), np.arange(7, dtype=np.uint16))
+
+
+def test_dlpack_in_c_gives_what_python_gives():
+    t = hurray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2])
+    dlpack.to_dlpack(t, max_version=(1, 0))  # the plan is made
+    out = np.from_dlpack(t)
+    assert np.shares_memory(out, np.asarray(t)) and np.array_equal(out, np.asarray(t))
+    with pytest.raises(hurray.HurrayError):
+        t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    with pytest.raises(hurray.HurrayError):
+        t.__dlpack__(max_version=(1, 0), stream=1)
