@@ -134,3 +134,31 @@ def test_dlpack_in_c_gives_what_python_gives():
         t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
     with pytest.raises(hurray.HurrayError):
         t.__dlpack__(max_version=(1, 0), stream=1)
+
+
+def test_buffer_in_c_is_the_python_buffer():
+    for a in (np.arange(10, dtype=np.int32), ARRAYS["read-only"], ARRAYS["reversed"]):
+        t = hurray.from_numpy(a)
+        fast, slow = t.buffer(0), numpy_bridge._buffer_py(t, 0)
+        assert type(fast.base).__name__ == "ViewBase" and fast.base.tensor is t
+        assert fast.dtype == slow.dtype == np.uint8 and fast.shape == slow.shape
+        assert fast.__array_interface__["data"] == slow.__array_interface__["data"]
+        assert fast.flags.writeable == slow.flags.writeable == (not t.readonly)
+    t = hurray.from_numpy(np.arange(3, dtype=np.int8))
+    for bad, error in ((1, hurray.errors.OutOfRangeError), (-1, hurray.errors.OutOfRangeError),
+                       (True, InvalidArgumentError), ("0", InvalidArgumentError)):
+        with pytest.raises(error):
+            t.buffer(bad)
+    empty = hurray.from_numpy(np.zeros(0, np.float32))
+    assert empty.buffer(0).shape == (0,)  # an empty span is the Python half's
+
+
+def test_tensor_from_spans_in_c_proves_the_spans():
+    a = np.arange(8, dtype=np.float32)
+    d = hurray.from_numpy(a).descriptor
+    t = _core.tensor_from_spans(d, ((a.ctypes.data, a.nbytes),), a, False)
+    assert type(t) is Tensor and t.owner is a and np.array_equal(np.asarray(t), a)
+    with pytest.raises(hurray.errors.BufferTooSmallError):
+        _core.tensor_from_spans(d, ((a.ctypes.data, a.nbytes - 1),), a, False)
+    with pytest.raises(InvalidArgumentError):
+        _core.tensor_from_spans(d, ((a.ctypes.data, 16), (a.ctypes.data, 16)), a, False)

@@ -53,6 +53,8 @@ static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
 static PyObject *dlpack_export;       /* hurray._dlpack.export */
 static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
 static PyObject *cpu_device;          /* (kDLCPU, 0) */
+static PyObject *buffer_py;           /* the Python Tensor.buffer */
+static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
 static PyObject *descriptor_ctype;    /* ffi.typeof("HurrayDescriptor *") */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -547,6 +549,139 @@ static PyObject *core_array(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))core_array,
                                    METH_VARARGS | METH_KEYWORDS, array_doc};
 
+/* ---- Tensor.buffer and checked construction ------------------------------ */
+
+/* Buffer i of a plain tensor as a 1-D uint8 array whose base keeps the
+ * tensor alive, or NULL with no exception set when the Python path must
+ * decide (an index to check, an empty span, a subclass). */
+static PyObject *plain_buffer(PyObject *self, PyObject *index)
+{
+    PyObject *spans = SLOT(self, slot.buffers);
+    PyObject *readonly_obj = SLOT(self, slot.readonly);
+    if (!PyLong_CheckExact(index) || spans == NULL || !PyTuple_CheckExact(spans) ||
+        readonly_obj == NULL) {
+        return NULL;
+    }
+    Py_ssize_t i = PyLong_AsSsize_t(index);
+    if (i < 0 || i >= PyTuple_GET_SIZE(spans)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *span = PyTuple_GET_ITEM(spans, i);
+    if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
+        return NULL;
+    }
+    unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
+    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    if (PyErr_Occurred() || nbytes == 0 || address == 0 || nbytes > (unsigned long long)NPY_MAX_INTP) {
+        PyErr_Clear();
+        return NULL; /* numpy would allocate for a NULL or empty span */
+    }
+    int readonly = PyObject_IsTrue(readonly_obj);
+    if (readonly < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    npy_intp dims[1] = {(npy_intp)nbytes};
+    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_UINT8), 1,
+                                           dims, NULL, (void *)(uintptr_t)address,
+                                           readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+    if (array == NULL) {
+        return NULL;
+    }
+    ViewBase *base = PyObject_New(ViewBase, &ViewBaseType);
+    if (base == NULL) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    base->tensor = Py_NewRef(self);
+    if (PyArray_SetBaseObject((PyArrayObject *)array, (PyObject *)base) < 0) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    return array;
+}
+
+static PyObject *core_buffer(PyObject *self, PyObject *index)
+{
+    if (Py_TYPE(self) == tensor_type) {
+        PyObject *array = plain_buffer(self, index);
+        if (array != NULL || PyErr_Occurred()) {
+            return array;
+        }
+    }
+    return PyObject_CallFunctionObjArgs(buffer_py, self, index, NULL);
+}
+
+static PyMethodDef buffer_method = {
+    "buffer", core_buffer, METH_O,
+    PyDoc_STR("buffer(i) -> a zero-copy 1-D uint8 array of buffer i that keeps this tensor "
+              "alive (read-only when the tensor is).")};
+
+PyDoc_STRVAR(tensor_from_spans_doc,
+"tensor_from_spans(descriptor, spans, owner, readonly, /) -> Tensor\n"
+"\n"
+"Tensor._from_spans in C: spans, a tuple of (address, nbytes) int pairs this\n"
+"package made, are proven against descriptor by\n"
+"hurray_descriptor_check_buffers before the Tensor exists.");
+
+static PyObject *core_tensor_from_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 4 || Py_TYPE(args[0]) != descriptor_type || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "tensor_from_spans(descriptor, spans, owner, readonly): a Descriptor "
+                        "and a tuple of spans");
+        return NULL;
+    }
+    PyObject *descriptor = args[0], *spans = args[1];
+    PyObject *handle = SLOT(descriptor, slot.handle);
+    PyObject *address = SLOT(descriptor, slot.address);
+    int readonly = PyObject_IsTrue(args[3]);
+    if (readonly < 0) {
+        return NULL;
+    }
+    if (handle == NULL || handle == Py_None || address == NULL || address == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "the descriptor is closed");
+        return NULL;
+    }
+    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
+    if (desc == NULL) {
+        return NULL;
+    }
+    HurrayBufferList *list = NULL;
+    HurrayStatus status = hurray_buffer_list_new(&list);
+    for (Py_ssize_t i = 0; status == HURRAY_OK && i < PyTuple_GET_SIZE(spans); i++) {
+        PyObject *span = PyTuple_GET_ITEM(spans, i);
+        if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
+            hurray_buffer_list_destroy(&list);
+            PyErr_SetString(PyExc_TypeError, "a span is an (address, nbytes) pair");
+            return NULL;
+        }
+        unsigned long long data = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
+        unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+        if (PyErr_Occurred()) {
+            hurray_buffer_list_destroy(&list);
+            return NULL;
+        }
+        HurrayBuffer *buf = NULL;
+        status = hurray_buffer_from_ptr((void *)(uintptr_t)data, nbytes, NULL, NULL, &buf);
+        if (status == HURRAY_OK) {
+            status = hurray_buffer_list_push(list, &buf);
+            hurray_buffer_destroy(&buf); /* no-op once the list took it */
+        }
+    }
+    if (status == HURRAY_OK) {
+        status = hurray_descriptor_check_buffers(desc, list);
+    }
+    hurray_buffer_list_destroy(&list);
+    if (status != HURRAY_OK) {
+        /* The Python check names the class and message the same way. */
+        return PyObject_CallFunctionObjArgs(check_spans_py, descriptor, spans, NULL);
+    }
+    return new_tensor(descriptor, spans, args[2], readonly);
+}
+
 /* ---- Tensor.__dlpack__ and __dlpack_device__ ------------------------------ */
 
 /* A zero-copy versioned capsule for a plain writable tensor whose plan
@@ -766,7 +901,32 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(setup_memory_doc,
+"setup_memory(buffer, check_spans, /) -> Tensor.buffer in C\n"
+"\n"
+"Called once by hurray.numpy_bridge (after setup()): the Python\n"
+"Tensor.buffer and _checks.check_spans, which the C halves fall back to.");
+
+static PyObject *core_setup_memory(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *buffer, *check;
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup_memory() before setup()");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO:setup_memory", &buffer, &check)) {
+        return NULL;
+    }
+    Py_XSETREF(buffer_py, Py_NewRef(buffer));
+    Py_XSETREF(check_spans_py, Py_NewRef(check));
+    return PyDescr_NewMethod(tensor_type, &buffer_method);
+}
+
 static PyMethodDef core_methods[] = {
+    {"setup_memory", core_setup_memory, METH_VARARGS, setup_memory_doc},
+    {"tensor_from_spans", (PyCFunction)(void (*)(void))core_tensor_from_spans, METH_FASTCALL,
+     tensor_from_spans_doc},
     {"setup", core_setup, METH_VARARGS, setup_doc},
     {"from_numpy", core_from_numpy, METH_O, from_numpy_doc},
     {"from_hurray", core_from_hurray, METH_O, from_hurray_doc},

@@ -11,7 +11,7 @@ from . import _core
 from . import dtypes as _dtypes
 from . import packing as _packing
 from . import tensor as _tensor
-from ._checks import reach
+from ._checks import check_spans, reach
 from ._ffi import ffi, lib
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
@@ -103,6 +103,8 @@ Tensor.__array__ = _core.setup(
     ffi.typeof("HurrayDescriptor *"),
 )
 from_numpy = _core.from_numpy
+_buffer_py = Tensor.buffer  # the Python half, kept for the tests
+Tensor.buffer = _core.setup_memory(_buffer_py, check_spans)
 
 
 def pack_tensor(array, packing="lsb_first"):

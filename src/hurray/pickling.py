@@ -19,10 +19,11 @@ import zlib
 
 import numpy as np
 
+from ._core import tensor_from_spans as _tensor_from_spans
 from ._ffi import ffi, lib
 from .descriptor import Descriptor
 from .errors import AbiVersionError, CorruptError, UnsupportedError
-from .tensor import Tensor
+from . import numpy_bridge as _numpy_bridge  # noqa: F401  (sets up hurray._core first)
 
 __all__ = ["ENCODING_VERSION", "copy_tensor", "reduce_ex", "unpickle_tensor"]
 
@@ -137,7 +138,7 @@ def unpickle_tensor(versions, encoded, readonly, checks, buffers, inband_copy=Fa
         readonly = readonly or view.readonly
         spans.append((int(ffi.cast("uintptr_t", ffi.from_buffer(view))), view.nbytes))
     # check_buffers in C: every byte the descriptor reaches lies in a span.
-    return Tensor._from_spans(descriptor, tuple(spans), views, readonly)
+    return _tensor_from_spans(descriptor, tuple(spans), views, readonly)
 
 
 def copy_tensor(tensor):
@@ -146,4 +147,4 @@ def copy_tensor(tensor):
     immutable and shared; the owner is the tuple of new uint8 arrays."""
     arrays = tuple(np.array(tensor.buffer(i), copy=True) for i in range(len(tensor.buffers)))
     spans = tuple((a.__array_interface__["data"][0], a.nbytes) for a in arrays)
-    return Tensor._from_spans(tensor.descriptor, spans, arrays, False)
+    return _tensor_from_spans(tensor.descriptor, spans, arrays, False)
