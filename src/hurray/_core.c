@@ -79,6 +79,29 @@ static void box_destructor(PyObject *box)
     hurray_descriptor_destroy(&desc);
 }
 
+/* ffi.cast("HurrayDescriptor *", address): a cffi pointer for Python's use. */
+static PyObject *cast_descriptor(PyObject *address)
+{
+    PyObject *args[2] = {descriptor_ctype, address};
+    return PyObject_Vectorcall(ffi_cast, args, 2, NULL);
+}
+
+/* (address, nbytes) as a new tuple. */
+static PyObject *span_tuple(uint64_t address, uint64_t nbytes)
+{
+    PyObject *a = PyLong_FromUnsignedLongLong(address);
+    PyObject *n = a == NULL ? NULL : PyLong_FromUnsignedLongLong(nbytes);
+    PyObject *span = n == NULL ? NULL : PyTuple_New(2);
+    if (span == NULL) {
+        Py_XDECREF(a);
+        Py_XDECREF(n);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(span, 0, a);
+    PyTuple_SET_ITEM(span, 1, n);
+    return span;
+}
+
 /* A hurray.Descriptor owning desc (checked already); destroys desc on
  * failure. The same fields Descriptor._adopt_handed sets. */
 static PyObject *new_descriptor(HurrayDescriptor *desc)
@@ -89,9 +112,7 @@ static PyObject *new_descriptor(HurrayDescriptor *desc)
         return NULL;
     }
     PyObject *address = PyLong_FromVoidPtr(desc);
-    PyObject *handle = address == NULL ? NULL
-                                       : PyObject_CallFunctionObjArgs(ffi_cast, descriptor_ctype,
-                                                                      address, NULL);
+    PyObject *handle = address == NULL ? NULL : cast_descriptor(address);
     PyObject *self = handle == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
     if (self == NULL) {
         Py_XDECREF(handle);
@@ -241,8 +262,9 @@ static PyObject *core_from_numpy(PyObject *module, PyObject *array)
     if (descriptor == NULL) {
         return NULL;
     }
-    PyObject *spans = Py_BuildValue("((KK))", (unsigned long long)(uintptr_t)address,
-                                    (unsigned long long)nbytes);
+    PyObject *span = span_tuple((uint64_t)(uintptr_t)address, nbytes);
+    PyObject *spans = span == NULL ? NULL : PyTuple_Pack(1, span);
+    Py_XDECREF(span);
     PyObject *tensor = spans == NULL ? NULL
                                      : new_tensor(descriptor, spans, array,
                                                   !PyArray_ISWRITEABLE(arr));
@@ -306,7 +328,7 @@ static PyObject *consume_to_tensor(PyObject *capsule)
     } else {
         /* consume() decoded and checked it: keep that one (ADR-046). */
         PyObject *address = PyTuple_GET_ITEM(handed, 0);
-        PyObject *handle = PyObject_CallFunctionObjArgs(ffi_cast, descriptor_ctype, address, NULL);
+        PyObject *handle = cast_descriptor(address);
         descriptor = handle == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
         if (descriptor == NULL) {
             Py_XDECREF(handle);
