@@ -43,3 +43,9 @@ from .gguf import from_gguf, to_gguf  # noqa: E402
 from .quantize import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402
 
 __all__ += ["from_gguf", "quantize_affine", "quantize_mx", "quantize_nvfp4", "to_gguf"]
+
+# Model files: GGUF and safetensors read zero-copy; safetensors written (ADR-041).
+from .gguf_file import GGUFFile, load_gguf  # noqa: E402
+from .safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
+
+__all__ += ["GGUFFile", "SafetensorsFile", "load_gguf", "load_safetensors", "save_safetensors"]
