@@ -19,6 +19,7 @@ is listed like any other; asking for it raises UnsupportedError naming the
 type, and the other tensors still load. Its bytes are still checked against
 the file when ggml's table gives their size.
 """
+import os
 import struct
 
 import numpy as np
@@ -155,9 +156,15 @@ def _parse(data, size, path):
     # Each key-value takes at least 8 + 4 bytes, each tensor info 8 + 4 + 4 + 8.
     cur.need(n_kv * 12, f"{n_kv} key-values")
     metadata = {}
+    types = {}
     for i in range(n_kv):
         key = cur.string(f"key {i}")
         kind = cur.u32(f"the type of key {key!r}")
+        if kind == _ARRAY:
+            cur.need(4, f"the element type of key {key!r}")
+            types[key] = (_ARRAY, struct.unpack_from("<I", data, cur.at)[0])
+        else:
+            types[key] = kind
         value = cur.value(kind, f"the value of key {key!r}")
         if key in metadata:
             raise cur.fail(f"duplicate key {key!r}")
@@ -181,7 +188,7 @@ def _parse(data, size, path):
             raise cur.fail(f"duplicate tensor name {name!r}")
         infos[name] = (tuple(reversed(dims)), ggml_type, offset)
     data_start = -(-cur.at // alignment) * alignment
-    return metadata, _placed(cur, infos, alignment, data_start)
+    return metadata, types, _placed(cur, infos, alignment, data_start)
 
 
 def _placed(cur, infos, alignment, data_start):
@@ -232,6 +239,13 @@ class GGUFFile(TensorMap):
 
     _kind = "GGUF file"
 
+    _types = {}
+
+    @property
+    def metadata_types(self):
+        """Each key's GGUF value type number; (9, element type) for an array."""
+        return dict(self._types)
+
     def ggml_type(self, name):
         """The ggml type name of tensor `name` ("Q4_K", ...; "type N" when ggml has no name for it)."""
         _, number, _, _ = self._entries[name]
@@ -266,8 +280,10 @@ def load_gguf(path):
     mapped, size = map_file(path, _WHAT)
     data = mapped if mapped is not None else b""
     try:
-        metadata, entries = _parse(data, size, path if isinstance(path, str) else str(path))
+        metadata, types, entries = _parse(data, size, os.fspath(path))
     except BaseException:
         close_quietly(mapped)
         raise
-    return GGUFFile(path, mapped, entries, metadata)
+    f = GGUFFile(path, mapped, entries, metadata)
+    f._types = types
+    return f

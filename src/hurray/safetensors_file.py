@@ -19,16 +19,16 @@ import json
 import math
 import os
 import struct
-import tempfile
 
 import ml_dtypes
 import numpy as np
 
 from . import gguf as _gguf
+from ._atomic import replace_atomically
 from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
 from .dequantize import parameter_shape, swizzled_count
 from .descriptor import Descriptor
-from .errors import CorruptError, HurrayError, HurrayIOError, InvalidArgumentError, UnsupportedError
+from .errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
 from .numpy_bridge import from_numpy
 from .tensor import Tensor
 
@@ -408,14 +408,15 @@ def _plan_parts(name, tensor):
     return out
 
 
-def save_safetensors(path, tensors, *, metadata=None):
+def save_safetensors(path, tensors, *, metadata=None, progress=None):
     """Write `tensors` (a Mapping of names to Tensors or numpy arrays) as a safetensors file.
 
     Tensors safetensors can state are ordinary entries; every other tensor
     is written as its buffers under the names of ADR-041, with its
     descriptor in ``__metadata__["hurray"]``. `metadata` is a dict of
     strings to strings kept in ``__metadata__``. The file is written to a
-    temporary file beside `path`, synced, and renamed over it.
+    temporary file beside `path`, synced, and renamed over it. `progress`,
+    if given, is called with (bytes of data written, bytes in all) as it goes.
     """
     if not hasattr(tensors, "items"):
         raise InvalidArgumentError(f"save_safetensors: tensors must be a Mapping, not {type(tensors).__name__}")
@@ -446,14 +447,14 @@ def save_safetensors(path, tensors, *, metadata=None):
     if records:
         user[METADATA_KEY] = json.dumps({"format": FORMAT, "tensors": records}, sort_keys=True,
                                         separators=(",", ":"))
-    _write(path, entries, user)
+    _write(path, entries, user, progress)
 
 
 def _itemsize(st):
     return max(1, SAFETENSORS_DTYPES[st][1] // 8)
 
 
-def _write(path, entries, user):
+def _write(path, entries, user, progress):
     # Widest elements first, so that every tensor starts at a multiple of its
     # element size once the data itself starts at _DATA_ALIGNMENT.
     entries = sorted(entries, key=lambda e: (-_itemsize(e[1]), e[0]))
@@ -467,41 +468,17 @@ def _write(path, entries, user):
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     padded = -(-(8 + len(text)) // _DATA_ALIGNMENT) * _DATA_ALIGNMENT - 8
     text += b" " * (padded - len(text))
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    try:
-        fd, temp = tempfile.mkstemp(prefix=".hurray-", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise HurrayIOError(f"save_safetensors: cannot create a file in {directory!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(struct.pack("<Q", len(text)))
-            out.write(text)
-            for _, _, _, data in entries:
-                if data.size:
-                    out.write(memoryview(np.ascontiguousarray(data)).cast("B"))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise HurrayIOError(f"save_safetensors: cannot write {target!r}: {exc.strerror}") from None
-        raise
-    _sync_directory(directory)
+    total = sum(data.size for _, _, _, data in entries)
 
+    def write(out):
+        out.write(struct.pack("<Q", len(text)))
+        out.write(text)
+        done = 0
+        for _, _, _, data in entries:
+            if data.size:
+                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))
+                done += data.size
+                if progress is not None:
+                    progress(done, total)
 
-def _sync_directory(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    replace_atomically(path, write, "save_safetensors")
