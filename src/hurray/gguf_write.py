@@ -46,7 +46,7 @@ def _plan(name, tensor):
     number = _PLAIN.get(desc.dtype)
     if number is None:
         raise _refuse(name, f"dtype {desc.dtype} (GGUF has F32, F16, BF16, F64, I8, I16, I32 and I64)")
-    if Descriptor.build(desc.dtype, shape) != desc:
+    if math.prod(shape) and Descriptor.build(desc.dtype, shape) != desc:  # no element: no layout to lose
         why = "a big-endian layout" if desc.byte_order != "little" else "strides or a byte offset"
         raise _refuse(name, f"{why} (GGUF stores row-major little-endian arrays from byte 0)")
     nbytes = math.prod(shape) * np.dtype(desc.dtype if desc.dtype != "bfloat16" else "u2").itemsize
@@ -115,7 +115,8 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
     `metadata` maps keys to str, bool, int (uint32, else int64), float
     (float32) or lists of one of those, unless `types` gives a key's GGUF
     value type (``GGUFFile.metadata_types`` does, so a GGUF file's keys keep
-    theirs); ``general.alignment`` is always 32 and written by this function. The file is written beside `path`,
+    theirs). The alignment is always 32, GGUF's default; ``general.alignment``
+    is written (as 32) only when `metadata` has it. The file is written beside `path`,
     synced and renamed over it; `progress` is called with (bytes written,
     bytes in all). A tensor GGUF cannot hold raises UnsupportedError
     naming it, and nothing is written.
@@ -124,13 +125,15 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
 
     if not hasattr(tensors, "items"):
         raise InvalidArgumentError(f"save_gguf: tensors must be a Mapping, not {type(tensors).__name__}")
-    meta = {k: v for k, v in dict(metadata or {}).items() if k != "general.alignment"}
+    meta = dict(metadata or {})
+    stated = meta.pop("general.alignment", None) is not None
     plans = []
     for name, value in tensors.items():
         if not isinstance(name, str) or len(name.encode("utf-8")) > _MAX_NAME:
             raise InvalidArgumentError(f"save_gguf: tensor name {name!r} is not a str of at most {_MAX_NAME} bytes")
         plans.append((name,) + _plan(name, _as_tensor(value, name)))
-    kvs = [_kv("general.alignment", ALIGNMENT, _U32)]
+    # 32 is GGUF's default: the key is written only when the source stated one.
+    kvs = [_kv("general.alignment", ALIGNMENT, _U32)] if stated else []
     for key, value in meta.items():
         if not isinstance(key, str):
             raise InvalidArgumentError(f"save_gguf: metadata key {key!r} is not a str")
