@@ -1,5 +1,7 @@
-"""libhurray's exported symbols are exactly the functions hurray.h declares,
-and the cffi module, whose cdef is derived from the header, reaches them all."""
+"""libhurray's exported symbols are exactly the functions hurray.h and
+hurray_io.h declare (nothing else: xxHash, vendored for hurray-io, stays
+private), and the cffi module, whose cdef is derived from the headers,
+reaches them all."""
 import re
 import subprocess
 
@@ -8,9 +10,16 @@ from hurray._ffi import lib
 
 
 def header_functions():
-    with open(hurray.get_include() + "/hurray.h", encoding="utf-8") as f:
-        text = f.read()
-    return set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", text))
+    names = set()
+    for header in ("hurray.h", "hurray_io.h"):
+        with open(hurray.get_include() + "/" + header, encoding="utf-8") as f:
+            names |= set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", f.read()))
+    return names
+
+
+def test_no_xxhash_symbol_escapes():
+    out = subprocess.run(["nm", "-D", hurray.get_library()], capture_output=True, text=True, check=True).stdout
+    assert not [line for line in out.splitlines() if "XXH" in line]
 
 
 def exported_functions():
@@ -40,4 +49,4 @@ def test_version_command_names_package_and_abi():
     import sys
 
     out = subprocess.run([sys.executable, "-m", "hurray", "--version"], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == f"hurray {hurray.__version__} (C ABI 4, linked library C ABI 4)"
+    assert out.strip() == f"hurray {hurray.__version__} (C ABI 4, linked library C ABI 4, hurray-io 1)"

@@ -49,3 +49,8 @@ from .gguf_file import GGUFFile, load_gguf  # noqa: E402
 from .safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
 
 __all__ += ["GGUFFile", "SafetensorsFile", "load_gguf", "load_safetensors", "save_safetensors"]
+
+# Files and streams (layer 5): save/load named tensors, frames on pipes and sockets.
+from .io import File, load, read_frame, save, write_frame  # noqa: E402
+
+__all__ += ["File", "load", "read_frame", "save", "write_frame"]

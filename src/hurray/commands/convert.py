@@ -1,16 +1,16 @@
-"""`python -m hurray convert IN OUT`: between .gguf, .safetensors and .hurray, by extension.
+"""``python -m hurray convert IN OUT``: between .gguf, .safetensors and .hurray files, by extension.
 
-Exit status 0 when OUT was written; 1 when a HurrayError refused the
-conversion (the message names the tensor and why), and OUT is untouched;
-2 for a usage error. A progress bar shows on a terminal.
+Exit status 0 when OUT was written; 1 when the conversion was refused (the
+message names the tensor and why) and OUT is untouched. A progress bar
+shows on a terminal.
 """
-import argparse
 import sys
 
-from ._progress import Bar
-from .convert import convert
-from .errors import HurrayError
+from .._progress import Bar
+from ..convert import convert
+from ..errors import HurrayError
 
+NAME = "convert"
 HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension)"
 
 
@@ -26,14 +26,8 @@ def run(args, stderr=None):
     try:
         convert(args.source, args.target, progress=None if args.quiet else bar)
     except HurrayError as exc:
-        stderr.write(f"python -m hurray convert: {exc}\n")
+        print(f"hurray convert: {exc}", file=stderr)
         return 1
     finally:
         bar.close()
     return 0
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m hurray convert", description=HELP)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))

@@ -1,0 +1,65 @@
+"""``python -m hurray verify FILE``: check every checksum of a hurray-io file.
+
+Exit status 0 only when the file opens (trailer and index checks) and every
+tensor matches its checksum; each failure is printed. On a terminal, a
+progress bar on stderr for files of 64 MiB or more.
+"""
+import os
+import sys
+
+from ..errors import HurrayError
+
+NAME = "verify"
+HELP = "check every checksum of a hurray-io file"
+PROGRESS_FROM = 64 << 20
+
+
+def add_arguments(parser):
+    parser.add_argument("file", help="a .hurray file")
+
+
+class Progress:
+    """A one-line bar on a terminal, nothing otherwise."""
+
+    def __init__(self, total, stream):
+        self.total = max(total, 1)
+        self.stream = stream
+        self.shown = stream.isatty() and total >= PROGRESS_FROM
+
+    def update(self, done):
+        if self.shown:
+            filled = 30 * done // self.total
+            self.stream.write(f"\rverifying [{'#' * filled}{' ' * (30 - filled)}] {100 * done // self.total:3d}%")
+            self.stream.flush()
+
+    def close(self):
+        if self.shown:
+            self.stream.write("\n")
+
+
+def run(args):
+    from ..io import load
+
+    try:
+        f = load(args.file, verify=False)
+    except HurrayError as exc:
+        print(f"hurray verify: {args.file}: {exc}", file=sys.stderr)
+        return 1
+    failures = 0
+    with f:
+        progress = Progress(os.path.getsize(args.file), sys.stderr)
+        done = 0
+        for name in f:
+            try:
+                f.verify(name)
+                done += sum(n for _, n in f[name].buffers)
+            except HurrayError as exc:
+                failures += 1
+                print(f"FAIL {name}: {exc}", file=sys.stderr)
+            progress.update(done)
+        progress.close()
+    if failures:
+        print(f"hurray verify: {args.file}: {failures} of {len(f)} tensors failed", file=sys.stderr)
+        return 1
+    print(f"{args.file}: {len(f)} tensors, every checksum matches")
+    return 0

@@ -1,0 +1,145 @@
+"""Between Tensors and the C pair (HurrayTensorContext, HurrayBufferList).
+
+A pair from the C reader becomes a Tensor whose owner destroys both halves
+exactly once, when the last user of the tensor is gone (the context's own
+owner keeps a file mapping alive). A Tensor becomes a borrowed pair for the
+C writer: the pair points into the tensor's memory and is destroyed before
+the call that used it returns.
+"""
+import contextlib
+
+import numpy as np
+
+from .._ffi import ffi, lib
+from ..descriptor import Descriptor
+from ..errors import InvalidArgumentError, check
+from ..tensor import Tensor
+
+_ABI = lib.HURRAY_C_ABI_VERSION
+
+
+def _destroy_context(ptr):
+    lib.hurray_tensor_context_destroy(ffi.new("HurrayTensorContext **", ptr))
+
+
+def _destroy_list(ptr):
+    lib.hurray_buffer_list_destroy(ffi.new("HurrayBufferList **", ptr))
+
+
+class PairOwner:
+    """Owns one C pair; each half is destroyed exactly once, by ffi.gc.
+
+    `verifier` is a callable that checks the tensor's checksum, or None once
+    there is nothing left to check (see lazy.py).
+    """
+
+    __slots__ = ("context", "list", "verifier", "__weakref__")
+
+    def __init__(self, context, buffer_list, verifier=None):
+        self.context = ffi.gc(context, _destroy_context)
+        self.list = ffi.gc(buffer_list, _destroy_list)
+        self.verifier = verifier
+
+
+# Decoded descriptors by their bytes: a Descriptor is immutable, and the
+# tensors of a file often share a handful of shapes and types.
+_descriptors = {}
+
+
+def _descriptor_of(context):
+    data = ffi.new("const uint8_t **")
+    length = ffi.new("uint64_t *")
+    check(lib.hurray_tensor_context_descriptor(context, data, length))
+    raw = ffi.buffer(data[0], length[0])[:]
+    desc = _descriptors.get(raw)
+    if desc is None:
+        if len(_descriptors) >= 256:
+            _descriptors.clear()
+        desc = _descriptors[raw] = Descriptor.decode(raw)
+    return desc
+
+
+def spans_of(buffer_list):
+    count = ffi.new("uint64_t *")
+    check(lib.hurray_buffer_list_len(buffer_list, count))
+    buf = ffi.new("const HurrayBuffer **")
+    data = ffi.new("void **")
+    length = ffi.new("uint64_t *")
+    spans = []
+    for i in range(count[0]):
+        check(lib.hurray_buffer_list_get(buffer_list, i, buf))
+        check(lib.hurray_buffer_data(buf[0], data, length))
+        spans.append((int(ffi.cast("uintptr_t", data[0])), length[0]))
+    return tuple(spans)
+
+
+def tensor_from_pair(context, buffer_list, cls=Tensor, verifier=None):
+    """A Tensor over a pair the C library just handed out (and checked:
+    every reader and frame function runs hurray_descriptor_check_buffers
+    before it returns a pair). The Tensor owns the pair from here on."""
+    owner = PairOwner(context, buffer_list, verifier)
+    desc = _descriptor_of(context)
+    spans = spans_of(buffer_list)
+    if cls is Tensor:
+        return Tensor._from_checked(desc, spans, owner)
+    return cls._from_pair(desc, spans, owner)
+
+
+def as_tensor(value, what):
+    """`value` as a Tensor: a Tensor itself, a numpy array, or anything
+    hurray.from_hurray or hurray.from_dlpack takes (a torch tensor, say)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        from ..numpy_bridge import from_numpy
+
+        return from_numpy(value)
+    if hasattr(value, "__hurray__"):
+        from ..protocol import from_hurray
+
+        return from_hurray(value)
+    if hasattr(value, "__dlpack__"):
+        from ..dlpack import from_dlpack
+
+        return from_dlpack(value)
+    raise InvalidArgumentError(
+        f"{what} is a {type(value).__name__}: expected a hurray.Tensor, a numpy array, "
+        f"or an object with __hurray__ or __dlpack__"
+    )
+
+
+@contextlib.contextmanager
+def borrowed_pair(tensor):
+    """A C pair pointing into `tensor`'s memory, for the duration of the block.
+
+    Reading ``tensor.buffers`` runs a pending checksum verification first
+    (lazy.py), so a tensor from a damaged file is never written out.
+    """
+    spans = tensor.buffers
+    encoded = tensor.descriptor.encode()
+    context = ffi.new("HurrayTensorContext **")
+    check(lib.hurray_tensor_context_new(_ABI, encoded, len(encoded), ffi.NULL, ffi.NULL, context))
+    box = ffi.new("HurrayBufferList **")
+    try:
+        check(lib.hurray_buffer_list_new(box))
+        buf = ffi.new("HurrayBuffer **")
+        for address, nbytes in spans:
+            check(lib.hurray_buffer_from_ptr(ffi.cast("void *", address), nbytes, ffi.NULL, ffi.NULL, buf))
+            status = lib.hurray_buffer_list_push(box[0], buf)
+            if status != lib.HURRAY_OK:
+                lib.hurray_buffer_destroy(buf)
+                check(status)
+        yield context[0], box[0]
+    finally:
+        lib.hurray_buffer_list_destroy(box)
+        lib.hurray_tensor_context_destroy(context)
+
+
+def utf8(text, what):
+    """`text` (a str) as UTF-8 bytes; anything else is an InvalidArgumentError."""
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"{what} must be a str, not {type(text).__name__}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(f"{what} {text!r} cannot be encoded as UTF-8: {exc.reason}") from None
