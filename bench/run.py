@@ -177,7 +177,11 @@ def main(argv=None):
     py = measure(python_cases(), args.rounds, args.calls)
     c = c_codec()
     rows = targets(py, c)
-    text = table(py, c, rows)
+    from model_files_bench import model_files  # issue 13's targets, in their own module
+
+    file_rows, file_table = model_files(args.rounds, (256 if args.rounds > 1 else 16) << 20)
+    rows += file_rows
+    text = table(py, c, rows) + "\n" + file_table
     print(text)
     if not args.no_write:
         machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, numpy {np.__version__}"
