@@ -1,18 +1,15 @@
 """load_gguf: a GGUF file as a read-only Mapping of names to zero-copy Tensors.
 
-The reader is our own and trusts nothing: every length and count is checked
-against the bytes that remain before anything is read or allocated, so a
-header that claims gigabytes is refused at once; the alignment must be a
-nonzero power of two (as ggml requires; a zero one divided by zero in
-other parsers); every tensor's bytes must lie inside the file, start at a
-multiple of the alignment and overlap no other tensor's; names and keys
-must be unique. Each failure is a CorruptError (or UnsupportedError for a
-version or byte order we do not read) that names the problem.
+The header is walked and checked in C (native/src/gguf_index.c, declared in
+hurray_gguf.h): every length and count against the bytes that remain, an
+alignment that is a nonzero power of two, tensors inside the file, aligned
+and not overlapping, keys and names valid UTF-8 and unique. Each failure is
+a CorruptError (or UnsupportedError for a version or byte order we do not
+read) that names the problem. Opening a file therefore costs the header's
+walk in C, and finding a tensor a binary search, whatever the file's size.
 
-Layout (little-endian): "GGUF", u32 version (2 or 3), u64 tensor count,
-u64 key-value count, the key-values, the tensor infos (name, u32 rank,
-u64 dims innermost first, u32 ggml type, u64 offset into the data), padding
-to ``general.alignment`` (default 32), then the data.
+The key-value store is turned into Python values when `metadata` is first
+read, from the spans C found (strings are checked to be UTF-8 then).
 
 A tensor whose ggml type Hurray has no descriptor for (Q2_K, IQ4_NL, ...)
 is listed like any other; asking for it raises UnsupportedError naming the
@@ -25,32 +22,15 @@ import struct
 import numpy as np
 
 from . import gguf as _gguf
+from ._ffi import ffi, lib
 from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
-from .errors import UnsupportedError
+from .errors import InvalidArgumentError, UnsupportedError, check, error_class
 from .numpy_bridge import from_numpy
 
-__all__ = ["GGUFFile", "GGML_TYPE_NAMES", "load_gguf"]
+__all__ = ["GGUFFile", "load_gguf"]
 
 _WHAT = "load_gguf"
-_MAGIC = b"GGUF"
-_VERSIONS = (2, 3)
-_DEFAULT_ALIGNMENT = 32
-_MAX_DIMS = 4
-_MAX_NESTING = 8  # arrays of arrays: deeper than any real file needs
-
-# ggml type number -> (name, elements per block, bytes per block): ggml's own
-# table, so that tensors of types Hurray cannot read are still bounds-checked.
-_GGML = {
-    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
-    6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 36),
-    10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176),
-    14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 16: ("IQ2_XXS", 256, 66), 17: ("IQ2_XS", 256, 74),
-    18: ("IQ3_XXS", 256, 98), 19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110),
-    22: ("IQ2_S", 256, 82), 23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1), 25: ("I16", 1, 2),
-    26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8), 29: ("IQ1_M", 256, 56),
-    30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17),
-}
-GGML_TYPE_NAMES = {number: row[0] for number, row in _GGML.items()}
+_MAX_NESTING = 8  # arrays of arrays: deeper than any real file needs (the C walk says the same)
 
 # Element types that are plain arrays: ggml name -> numpy dtype (little-endian).
 _PLAIN = {
@@ -138,136 +118,139 @@ class _Cursor:
         return [self.value(kind, f"{what}[{i}]", depth + 1) for i in range(count)]
 
 
-def _parse(data, size, path):
-    cur = _Cursor(data, size, path)
-    cur.need(4, "the magic")
-    if bytes(data[0:4]) != _MAGIC:
-        raise cur.fail(f"not a GGUF file: the magic is {bytes(data[0:4])!r}, not {_MAGIC!r}")
-    cur.at = 4
-    version = cur.u32("the version")
-    if version not in _VERSIONS:
-        swapped = struct.unpack("<I", struct.pack(">I", version))[0]
-        if swapped in _VERSIONS:
-            raise UnsupportedError(f"{_WHAT}: {path!r} is a big-endian GGUF file (version {swapped}); "
-                                   "only little-endian files are read")
-        raise UnsupportedError(f"{_WHAT}: {path!r}: GGUF version {version} is not read (only 2 and 3)")
-    n_tensors = cur.u64("the tensor count")
-    n_kv = cur.u64("the key-value count")
-    # Each key-value takes at least 8 + 4 bytes, each tensor info 8 + 4 + 4 + 8.
-    cur.need(n_kv * 12, f"{n_kv} key-values")
-    metadata = {}
-    types = {}
-    for i in range(n_kv):
-        key = cur.string(f"key {i}")
-        kind = cur.u32(f"the type of key {key!r}")
-        if kind == _ARRAY:
-            cur.need(4, f"the element type of key {key!r}")
-            types[key] = (_ARRAY, struct.unpack_from("<I", data, cur.at)[0])
-        else:
-            types[key] = kind
-        value = cur.value(kind, f"the value of key {key!r}")
-        if key in metadata:
-            raise cur.fail(f"duplicate key {key!r}")
-        metadata[key] = value
-        if key == "general.alignment" and kind != 4:
-            raise cur.fail(f"general.alignment must be a uint32, not value type {kind}")
-    alignment = metadata.get("general.alignment", _DEFAULT_ALIGNMENT)
-    if alignment == 0 or alignment & (alignment - 1):
-        raise cur.fail(f"general.alignment {alignment} is not a nonzero power of two")
-    cur.need(n_tensors * 24, f"{n_tensors} tensor infos")
-    infos = {}
-    for i in range(n_tensors):
-        name = cur.string(f"the name of tensor {i}")
-        rank = cur.u32(f"the rank of tensor {name!r}")
-        if rank > _MAX_DIMS:
-            raise cur.fail(f"tensor {name!r} has {rank} dimensions; GGUF allows at most {_MAX_DIMS}")
-        dims = [cur.u64(f"dimension {d} of tensor {name!r}") for d in range(rank)]
-        ggml_type = cur.u32(f"the type of tensor {name!r}")
-        offset = cur.u64(f"the offset of tensor {name!r}")
-        if name in infos:
-            raise cur.fail(f"duplicate tensor name {name!r}")
-        infos[name] = (tuple(reversed(dims)), ggml_type, offset)
-    data_start = -(-cur.at // alignment) * alignment
-    return metadata, types, _placed(cur, infos, alignment, data_start)
-
-
-def _placed(cur, infos, alignment, data_start):
-    """name -> (shape, ggml type, absolute start, nbytes or None), every span checked."""
-    entries = {}
-    spans = []
-    for name, (shape, ggml_type, offset) in infos.items():
-        if offset % alignment:
-            raise cur.fail(f"tensor {name!r}: offset {offset} is not a multiple of the alignment {alignment}")
-        row = _GGML.get(ggml_type)
-        nbytes = None
-        if row is not None:
-            type_name, elements, block_bytes = row
-            inner = shape[-1] if shape else 1
-            if inner % elements:
-                raise cur.fail(f"tensor {name!r}: its innermost dimension {inner} is not whole "
-                               f"{type_name} blocks of {elements}")
-            count = 1
-            for dim in shape:
-                count *= dim
-            nbytes = count // elements * block_bytes
-        start = data_start + offset
-        end = start + (nbytes or 0)
-        if end > cur.size:
-            raise cur.fail(f"tensor {name!r}: bytes {start}..{end} lie outside the file of {cur.size} bytes "
-                           "(truncated, or an offset or shape that claims too much)")
-        if nbytes:
-            spans.append((start, end, name))
-        entries[name] = (shape, ggml_type, start, nbytes)
-    spans.sort()
-    for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
-        if start < end:
-            raise cur.fail(f"tensors {first!r} and {second!r} overlap")
-    return entries
-
-
-_EMPTY = np.zeros(0, np.uint8)
-_EMPTY.flags.writeable = False
-
-
 class GGUFFile(TensorMap):
     """A GGUF file: a read-only Mapping of names to Tensors, and `.metadata`.
 
     `metadata` holds the key-value store as Python values (int, float,
-    bool, str, and lists of them). `ggml_type(name)` names a tensor's ggml
-    type without making the tensor.
+    bool, str, and lists of them); `metadata_types` each key's GGUF value
+    type. `ggml_type(name)` names a tensor's ggml type without making it.
     """
 
     _kind = "GGUF file"
 
-    _types = {}
+    def __init__(self, path, mapped, view, index):
+        super().__init__(path, mapped, None, None)
+        self._view = view  # the cffi view of the map that the C index reads
+        self._index = index
+        counts = ffi.new("uint64_t[2]")
+        check(lib.hurray_gguf_index_info(index, ffi.NULL, ffi.NULL, ffi.NULL, counts, counts + 1))
+        self._count, self._kv_count = counts[0], counts[1]
+        self._names = None
+        self._types = None
+        self._info = ffi.new("HurrayGgufTensor *")
+
+    # ---- the Mapping, answered by the C index ------------------------------
+
+    def _open(self):
+        if self._closed:
+            raise InvalidArgumentError(f"{self._kind} {self._path!r} is closed")
+
+    def _find(self, name):
+        if not isinstance(name, str):
+            return None
+        raw = name.encode("utf-8", "surrogatepass")
+        found = ffi.new("uint64_t *")
+        status = lib.hurray_gguf_index_find(self._index, raw, len(raw), found)
+        if status == lib.HURRAY_ERROR_NOT_FOUND:
+            return None
+        check(status)
+        check(lib.hurray_gguf_index_tensor(self._index, found[0], self._info))
+        return self._info
+
+    def __getitem__(self, name):
+        self._open()
+        info = self._find(name)
+        if info is None:
+            raise KeyError(name)
+        return self._make(name, info)
+
+    def __contains__(self, name):
+        self._open()
+        return self._find(name) is not None
+
+    def __len__(self):
+        return self._count
+
+    def __iter__(self):
+        self._open()
+        if self._names is None:
+            names = []
+            info = ffi.new("HurrayGgufTensor *")
+            for i in range(self._count):
+                check(lib.hurray_gguf_index_tensor(self._index, i, info))
+                names.append(self._map[info.name_offset:info.name_offset + info.name_len].decode("utf-8"))
+            self._names = names
+        return iter(self._names)
+
+    # ---- metadata, made on first use ---------------------------------------
+
+    @property
+    def metadata(self):
+        self._read_metadata()
+        return dict(self._metadata)
 
     @property
     def metadata_types(self):
         """Each key's GGUF value type number; (9, element type) for an array."""
+        self._read_metadata()
         return dict(self._types)
+
+    def _read_metadata(self):
+        if self._metadata is not None:
+            return
+        self._open()
+        cur = _Cursor(self._map, len(self._map), self._path)
+        offset, length = ffi.new("uint64_t *"), ffi.new("uint64_t *")
+        metadata, types = {}, {}
+        for i in range(self._kv_count):
+            check(lib.hurray_gguf_index_kv(self._index, i, offset, length))
+            cur.at = offset[0]
+            key = cur.string(f"key {i}")
+            kind = cur.u32(f"the type of key {key!r}")
+            types[key] = (_ARRAY, struct.unpack_from("<I", self._map, cur.at)[0]) if kind == _ARRAY else kind
+            metadata[key] = cur.value(kind, f"the value of key {key!r}")
+        self._metadata, self._types = metadata, types
+
+    # ---- tensors -------------------------------------------------------------
 
     def ggml_type(self, name):
         """The ggml type name of tensor `name` ("Q4_K", ...; "type N" when ggml has no name for it)."""
-        _, number, _, _ = self._entries[name]
-        return GGML_TYPE_NAMES.get(number, f"type {number}")
+        self._open()
+        info = self._find(name)
+        if info is None:
+            raise KeyError(name)
+        return _type_name(info.ggml_type) or f"type {info.ggml_type}"
 
-    def _make(self, name, entry):
-        shape, number, start, nbytes = entry
-        type_name = GGML_TYPE_NAMES.get(number)
+    def _make(self, name, info):
+        number = info.ggml_type
+        type_name = _type_name(number)
         if type_name is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {number}, which is unknown")
         block = _gguf.GGML_TYPES.get(type_name.lower())
         if type_name not in _PLAIN and block is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {type_name}, which Hurray has no descriptor for")
-        raw = self._bytes(start, nbytes)
+        shape = tuple(info.shape[0:info.rank])
+        raw = _EMPTY if info.nbytes == 0 else np.frombuffer(self._map, np.uint8, info.nbytes, info.data_offset)
         if block is not None:
             return _gguf.from_gguf(raw, type_name, shape)
         return from_numpy(raw.view(np.dtype(_PLAIN[type_name])).reshape(shape))
 
-    def _bytes(self, start, nbytes):
-        if nbytes == 0 or self._map is None:
-            return _EMPTY
-        return np.frombuffer(self._map, np.uint8, nbytes, start)
+    def close(self):
+        if self._closed:
+            return
+        index, self._index = self._index, None
+        lib.hurray_gguf_index_destroy(ffi.new("HurrayGgufIndex **", index))
+        ffi.release(self._view)
+        super().close()
+
+
+def _type_name(number):
+    name = lib.hurray_gguf_type_name(number)
+    return None if name == ffi.NULL else ffi.string(name).decode()
+
+
+_EMPTY = np.zeros(0, np.uint8)
+_EMPTY.flags.writeable = False
 
 
 def load_gguf(path):
@@ -278,12 +261,13 @@ def load_gguf(path):
     (outermost first). Use it as a context manager, or call close().
     """
     mapped, size = map_file(path, _WHAT)
-    data = mapped if mapped is not None else b""
-    try:
-        metadata, types, entries = _parse(data, size, os.fspath(path))
-    except BaseException:
+    where = os.fspath(path)
+    view = ffi.from_buffer("uint8_t[]", mapped if mapped is not None else b"")
+    box = ffi.new("HurrayGgufIndex **")
+    status = lib.hurray_gguf_index_parse(view, size, box)
+    if status != lib.HURRAY_OK:
+        message = ffi.string(lib.hurray_last_error_message()).decode("utf-8", "replace")
+        ffi.release(view)
         close_quietly(mapped)
-        raise
-    f = GGUFFile(path, mapped, entries, metadata)
-    f._types = types
-    return f
+        raise error_class(status)(f"{_WHAT}: {where!r}: {message}", status)
+    return GGUFFile(where, mapped, view, box[0])
