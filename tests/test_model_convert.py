@@ -146,6 +146,9 @@ def test_a_type_hurray_lacks_stops_the_conversion_by_name(tmp_path):
     with pytest.raises(UnsupportedError, match="'q2'.*Q2_K"):
         convert(source, tmp_path / "k.safetensors")
     assert not (tmp_path / "k.safetensors").exists()
+    shown = run_cli("inspect", source)
+    assert shown.returncode == 1
+    assert "q2\trefused: " in shown.stdout and "Q2_K" in shown.stdout
 
 
 class FakeTerminal(io.StringIO):

@@ -209,15 +209,9 @@ class SafetensorsFile(TensorMap):
     def __init__(self, path, mapped, entries, composites, metadata):
         self._raw = entries
         self._composites = composites
-        visible = {}
-        claimed = set()
-        for name, (_, buffers) in composites.items():
-            claimed.update(buffers)
-        for name in entries:
-            if name not in claimed:
-                visible[name] = ("entry", name)
-        for name in composites:
-            visible[name] = ("composite", name)
+        claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
+        visible = {name: ("entry", name) for name in entries if name not in claimed}
+        visible.update((name, ("composite", name)) for name in composites)
         super().__init__(path, mapped, visible, metadata)
 
     def _bytes(self, start, nbytes):
