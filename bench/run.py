@@ -182,6 +182,9 @@ def main(argv=None):
     file_rows, file_table = model_files(args.rounds, (256 if args.rounds > 1 else 16) << 20)
     rows += file_rows
     text = table(py, c, rows) + "\n" + file_table
+    from io_bench import io_section  # hurray-io: files and frames (bench/io_bench.py)
+
+    text += "\n\n" + (io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section())
     print(text)
     if not args.no_write:
         machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, numpy {np.__version__}"

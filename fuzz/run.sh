@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# fuzz/run.sh [SECONDS] -- build the descriptor fuzzer with ASan + UBSan and
-# run it for SECONDS (default 60; env HURRAY_FUZZ_SECONDS when no argument).
+# fuzz/run.sh [SECONDS] -- build a fuzzer with ASan + UBSan and run it for
+# SECONDS (default 60; env HURRAY_FUZZ_SECONDS when no argument).
 #
-# Seeds: tests/vectors/*.hex, converted to binary in a temporary corpus.
-# Every saved reproducer in tests/vectors/regressions/ is replayed first.
+# HURRAY_FUZZ_TARGET picks the target: "descriptor" (the default,
+# fuzz/descriptor_fuzz.c) or "io" (fuzz/io_fuzz.c, the hurray-io file and
+# frame readers, built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
+#
+# Seeds: descriptor, tests/vectors/*.hex, converted to binary in a temporary
+# corpus; io, fuzz/io_seeds/*. Every saved reproducer (descriptor:
+# tests/vectors/regressions/*.bin, io: fuzz/io_regressions/*.bin) is
+# replayed first.
 # Prints libFuzzer's final "#N DONE cov: ..." line and its final stats;
 # exits non-zero on any finding (crash, sanitizer report, abort, leak,
 # timeout). A crashing input is kept under $HURRAY_FUZZ_BUILD/artifacts/.
@@ -27,6 +33,12 @@ main() {
     case "$seconds" in
         ''|*[!0-9]*) echo "fuzz/run.sh: seconds must be a whole number, got '$seconds'" >&2; exit 2 ;;
     esac
+    target="${HURRAY_FUZZ_TARGET:-descriptor}"
+    case "$target" in
+        descriptor) max_len=2048; target_flags=""; regression_dir=tests/vectors/regressions ;;
+        io) max_len=8192; target_flags="-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"; regression_dir=fuzz/io_regressions ;;
+        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor or io, got '$target'" >&2; exit 2 ;;
+    esac
     build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
     clang="${CLANG:-clang}"
     mkdir -p "$build/artifacts"
@@ -46,11 +58,11 @@ main() {
         has_libfuzzer || { echo "fuzz/run.sh: clang still cannot link libFuzzer" >&2; exit 2; }
     fi
 
-    binary="$build/descriptor_fuzz"
+    binary="$build/${target}_fuzz"
     "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
         -fsanitize="fuzzer,${HURRAY_FUZZ_SANITIZE:-address,undefined}" -fno-sanitize-recover=all \
-        -fno-omit-frame-pointer -Inative/include -Inative/src ${HURRAY_FUZZ_CFLAGS:-} \
-        fuzz/descriptor_fuzz.c native/src/*.c -o "$binary"
+        -fno-omit-frame-pointer -Inative/include -Inative/src $target_flags ${HURRAY_FUZZ_CFLAGS:-} \
+        "fuzz/${target}_fuzz.c" native/src/*.c -o "$binary"
 
     # Sanitizer reports end the run with a failing status.
     export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}"
@@ -58,7 +70,7 @@ main() {
 
     # Replay saved reproducers: each must now pass.
     shopt -s nullglob
-    regressions=(tests/vectors/regressions/*.bin)
+    regressions=("$regression_dir"/*.bin)
     if ((${#regressions[@]})); then
         echo "fuzz/run.sh: replaying ${#regressions[@]} regression input(s)"
         "$binary" "${regressions[@]}" >"$build/regressions.log" 2>&1 || {
@@ -75,6 +87,10 @@ main() {
         corpus="$(mktemp -d "${TMPDIR:-/tmp}/hurray-fuzz-corpus.XXXXXX")"
         trap 'rm -rf "$corpus"' EXIT
     fi
+    if [[ "$target" == io ]]; then
+        cp fuzz/io_seeds/* "$corpus"/
+        echo "fuzz/run.sh: $(ls fuzz/io_seeds | wc -l) io seed(s)"
+    else
     # Hex vectors to binary: '#' starts a comment, whitespace is ignored.
     python3 - "$corpus" tests/vectors/*.hex <<'EOF'
 import os, re, sys
@@ -87,10 +103,11 @@ for path in paths:
         out.write(bytes.fromhex(digits))
 print(f"fuzz/run.sh: {len(paths)} seed vector(s)")
 EOF
+    fi
 
     status=0
-    "$binary" "$corpus" -max_total_time="$seconds" -max_len=2048 -len_control=0 -timeout=10 -rss_limit_mb=2048 \
-        -dict=fuzz/descriptor.dict -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
+    "$binary" "$corpus" -max_total_time="$seconds" -max_len="$max_len" -len_control=0 -timeout=10 -rss_limit_mb=2048 \
+        -dict="fuzz/${target}.dict" -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
         >"$log" 2>&1 || status=$?
 
     grep -E '^#[0-9]+[[:space:]]+DONE' "$log" || true

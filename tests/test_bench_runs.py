@@ -19,5 +19,10 @@ def test_bench_runs_and_reports_every_target():
         "C: `decode_destroy_quantized`",
         "load_gguf(path)[name]: 16 MiB file / one-tensor file",
         "convert 16 MiB .safetensors -> .hurray / synced file copy",
+        "## hurray-io (layer 5)",
+        "hurray.save / np.save",
+        "load()[name] / safe_open+get_tensor",
+        "all+touch+verify / load_file+touch",
+        "frames throughput / raw throughput",
     ):
         assert row in out

@@ -18,7 +18,9 @@ sys.path.insert(0, str(ROOT / "tests" / "docs_support"))
 from c_examples import CBlockParser, Toolchain  # noqa: E402
 
 HEADER = ROOT / "native" / "include" / "hurray.h"
+IO_HEADER = ROOT / "native" / "include" / "hurray_io.h"
 C_FFI = DOCS / "impl" / "c-ffi.md"
+C_IO = DOCS / "impl" / "c-io.md"
 REGISTER = DOCS / "normative.md"
 COMPAT = ROOT / "COMPAT-MATRIX.md"
 NORMATIVE_DIRS = (DOCS / "adr", DOCS / "impl")
@@ -134,6 +136,18 @@ def test_every_header_function_is_explained_in_c_ffi():
     # in prose or in the definition list of its section.
     unexplained = [f for f in header_functions() if f not in prose and text.count(f) < 2]
     assert not unexplained, f"docs/impl/c-ffi.md declares but never explains: {', '.join(unexplained)}"
+
+
+def test_every_io_header_function_is_declared_and_explained_in_c_io():
+    functions = sorted(set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", read(IO_HEADER))))
+    assert len(functions) >= 17
+    text = read(C_IO)
+    declared = "\n".join(c_blocks(text))
+    prose = " ".join(prose_paragraphs(text))
+    undeclared = [f for f in functions if not re.search(rf"\b{f}\s*\(", declared)]
+    unexplained = [f for f in functions if f not in prose and text.count(f) < 2]
+    assert not undeclared, f"docs/impl/c-io.md has no C declaration block for: {', '.join(undeclared)}"
+    assert not unexplained, f"docs/impl/c-io.md declares but never explains: {', '.join(unexplained)}"
 
 
 def test_c_ffi_has_the_abi_version_table():

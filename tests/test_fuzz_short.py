@@ -1,10 +1,12 @@
-"""A short run of the descriptor fuzzer (fuzz/run.sh) as part of the suite.
+"""A short run of the descriptor and hurray-io fuzzers (fuzz/run.sh) as part of the suite.
 
 fuzz/descriptor_fuzz.c is a libFuzzer target built with ASan and UBSan over
 native/src/*.c; run.sh replays the saved reproducers in
 tests/vectors/regressions/ first, then fuzzes from the seed vectors. A finding
 makes it exit non-zero. HURRAY_FUZZ_SECONDS sets the length (default 60).
-The second test plants a finding to prove that one fails the run.
+The second test plants a finding to prove that one fails the run. The
+third runs fuzz/io_fuzz.c, the hurray-io file and frame readers, from the
+seed files in fuzz/io_seeds/.
 """
 import os
 import re
@@ -40,3 +42,13 @@ def test_a_finding_fails_the_run(tmp_path):
     assert "self-test finding" in result.stderr
     assert "FINDING" in result.stderr
     assert any(name.startswith("crash-") for name in os.listdir(tmp_path / "build" / "artifacts"))
+
+
+def test_io_fuzzer_finds_nothing(tmp_path):
+    seconds = max(SECONDS // 2, 5)
+    result = run_fuzzer(seconds, tmp_path, HURRAY_FUZZ_TARGET="io")
+    assert result.returncode == 0, result.stdout + result.stderr
+    done = re.search(r"^#(\d+)\s+DONE\s+cov: (\d+)", result.stdout, re.M)
+    assert done, result.stdout
+    assert int(done[1]) >= MIN_EXECUTIONS // 2, f"only {done[1]} executions in {seconds}s"
+    assert int(done[2]) > 500, "coverage this low means the seed files did not parse"

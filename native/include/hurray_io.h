@@ -46,6 +46,10 @@ typedef struct HurrayWriter HurrayWriter;
 /* The hurray-io version of the linked library. */
 uint32_t hurray_io_version(void);
 
+/* The checksum the format uses (xxh3-64, seed 0) of len bytes at data, for
+ * tools and other implementations that check or build files themselves. */
+HurrayStatus hurray_io_checksum(const void *data, uint64_t len, uint64_t *out);
+
 /* ---- HurrayReader: a .hurray file, opened for random access ------------ */
 
 HurrayStatus hurray_reader_open(const char *path, uint32_t flags, HurrayReader **out);

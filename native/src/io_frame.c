@@ -8,11 +8,13 @@
  * memory in chunks, hashed as they pass. A reader checks the header (with its
  * own checksum) before allocating what it claims.
  */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "io_format.h"
 #include "status.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Buffers are hashed and written (or read and hashed) this many bytes at a
  * time, so the second pass finds the chunk in cache. */
@@ -117,7 +119,7 @@ HurrayStatus hurray__frame_layout_finish(const uint8_t *header, const uint8_t *t
                                          HurrayFrameLayout *l)
 {
     uint64_t want = header_checksum(header, table, l->buffer_count);
-    if (want != l->header_checksum) {
+    if (!hurray__checksum_ok(l->header_checksum, want)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM,
                             "frame: header checksum %016llx does not match its bytes (%016llx)",
                             (unsigned long long)l->header_checksum, (unsigned long long)want);
@@ -376,17 +378,64 @@ static void free_release(void *p)
     free(p);
 }
 
+/* Buffers this large are mapped, not allocated. Below it the allocator's
+ * reuse of freed memory is worth having: a stream of 4 MiB tensors then
+ * touches the same pages again instead of faulting in fresh ones. */
+#define MAPPED_FROM ((uint64_t)1 << 28)
+
+typedef struct Mapped {
+    void *base;
+    size_t len;
+} Mapped;
+
+static void unmap_release(void *p)
+{
+    Mapped *m = p;
+    munmap(m->base, m->len);
+    free(m);
+}
+
+/* A large buffer is anonymous memory mapped with MAP_NORESERVE: address
+ * space only, committed page by page as the bytes arrive. A stranger's
+ * header that claims 32 GiB and sends 100 bytes costs 100 bytes, not an
+ * allocation of 32 GiB (which could fail, or be granted by overcommit and
+ * count against the process), and a claim beyond the address space is a
+ * clean HURRAY_ERROR_NO_MEMORY. Page-aligned, which covers every alignment. */
+static HurrayStatus mapped_buffer(uint64_t len, HurrayBuffer **out)
+{
+    if (len > SIZE_MAX) {
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: a %llu-byte buffer does not fit in "
+                            "memory", (unsigned long long)len);
+    }
+    Mapped *m = malloc(sizeof *m);
+    if (m == NULL) {
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: cannot allocate");
+    }
+    m->len = (size_t)len;
+    m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m->base == MAP_FAILED) {
+        free(m);
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: cannot map a %llu-byte buffer",
+                            (unsigned long long)len);
+    }
+    HurrayStatus status = hurray_buffer_from_ptr(m->base, len, unmap_release, m, out);
+    if (status != HURRAY_OK) {
+        unmap_release(m);
+    }
+    return status;
+}
+
 /* An owned buffer aligned like the format (page alignment is capped at the
  * 4096 that suffices for every element type and mapping). Not zeroed: every
  * byte is read into it. */
 static HurrayStatus owned_buffer(uint64_t len, uint32_t align_log2, HurrayBuffer **out)
 {
+    if (len >= MAPPED_FROM) {
+        return mapped_buffer(len, out);
+    }
     size_t align = (size_t)1 << (align_log2 < 12 ? align_log2 : 12);
     uint64_t size = len == 0 ? align : len;
-    if (size > SIZE_MAX - align) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: a %llu-byte buffer does not fit in "
-                            "memory", (unsigned long long)len);
-    }
     size = (size + align - 1) & ~(uint64_t)(align - 1);
     void *data = aligned_alloc(align, (size_t)size);
     if (data == NULL) {
@@ -459,7 +508,7 @@ static HurrayStatus read_body(Source *s, const uint8_t *header, HurrayFrameLayou
     HURRAY__TRY(take_zeros(&end_source, l->frame_len - l->end_offset - 8, "end block"));
     s->consumed = end_source.consumed;
     uint64_t stored = hurray__le64(end);
-    if (verify && computed != stored) {
+    if (verify && !hurray__checksum_ok(stored, computed)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM,
                             "frame: checksum %016llx does not match its bytes (%016llx)",
                             (unsigned long long)stored, (unsigned long long)computed);

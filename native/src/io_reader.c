@@ -127,11 +127,16 @@ static HurrayStatus check_trailer(HurrayReader *r, const uint8_t *t, uint64_t *i
                             "(truncated, or not a finished hurray-io file)");
     }
     uint64_t want = hurray__hash(t, 48);
-    if (hurray__le64(t + 48) != want) {
+    if (!hurray__checksum_ok(hurray__le64(t + 48), want)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the trailer's checksum does not "
                             "match its bytes");
     }
-    if (hurray__le16(t + 32) != HURRAY__IO_FORMAT_VERSION || t[34] != r->align_log2 ||
+    if (hurray__le16(t + 32) != HURRAY__IO_FORMAT_VERSION) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "reader: trailer format version %u, this "
+                            "build reads version %u", hurray__le16(t + 32),
+                            HURRAY__IO_FORMAT_VERSION);
+    }
+    if (t[34] != r->align_log2 ||
         t[35] != 0 || hurray__le32(t + 36) != 0 || hurray__le64(t + 40) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the trailer disagrees with the header");
     }
@@ -186,8 +191,12 @@ static HurrayStatus pad8(const uint8_t *ix, uint64_t len, uint64_t *pos)
 static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t len)
 {
     const uint8_t *ix = r->index;
-    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) != 0 || hurray__le16(ix + 4) != HURRAY__IO_FORMAT_VERSION ||
-        hurray__le16(ix + 6) != 0 || hurray__le64(ix + 24) != 0) {
+    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) == 0 && hurray__le16(ix + 4) != HURRAY__IO_FORMAT_VERSION) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "reader: index format version %u, this build "
+                            "reads version %u", hurray__le16(ix + 4), HURRAY__IO_FORMAT_VERSION);
+    }
+    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) != 0 || hurray__le16(ix + 6) != 0 ||
+        hurray__le64(ix + 24) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: bad index header");
     }
     uint64_t count = hurray__le64(ix + 8);
@@ -352,7 +361,7 @@ static HurrayStatus open_reader(HurrayReader *r, const char *path)
                             (unsigned long long)index_len);
     }
     HURRAY__TRY(read_at(r->fd, r->index, index_len, index_offset, "index"));
-    if (hurray__hash(r->index, (size_t)index_len) != index_checksum) {
+    if (!hurray__checksum_ok(index_checksum, hurray__hash(r->index, (size_t)index_len))) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the index's checksum does not match "
                             "its bytes");
     }
@@ -541,7 +550,7 @@ static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrame
                                 "frame at %llu is not zero", i, (unsigned long long)e->offset);
         }
     }
-    if (hurray__le64(p + l->end_offset) != e->checksum) {
+    if (!hurray__checksum_ok(e->checksum, hurray__le64(p + l->end_offset))) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the frame at %llu and the index "
                             "disagree about its checksum", (unsigned long long)e->offset);
     }
@@ -552,7 +561,7 @@ static HurrayStatus verify_mapped(const HurrayReader *r, const Entry *e, const H
 {
     const uint8_t *p = (const uint8_t *)r->map->base + e->offset;
     uint64_t got = hurray__hash(p, (size_t)l->end_offset);
-    if (got != e->checksum) {
+    if (!hurray__checksum_ok(e->checksum, got)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: tensor '%.*s' does not match its "
                             "checksum (stored %016llx, computed %016llx)",
                             (int)(e->name_len > 200 ? 200 : e->name_len), (const char *)e->name,
@@ -617,7 +626,7 @@ static HurrayStatus read_frame_at(const HurrayReader *r, const Entry *e, int ver
     } else if (name_len != e->name_len || memcmp(name_data, e->name, e->name_len) != 0) {
         status = hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu carries another "
                               "name than the index", (unsigned long long)e->offset);
-    } else if (checksum != e->checksum) {
+    } else if (!hurray__checksum_ok(e->checksum, checksum)) {
         status = hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the frame at %llu and the index "
                               "disagree about its checksum", (unsigned long long)e->offset);
     }

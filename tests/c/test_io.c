@@ -615,6 +615,29 @@ static void test_frames(void)
     CHECK(read_all_frames(&m, &frames) == HURRAY_OK && frames == 2);
     free(m.data);
 
+    /* A header that claims a 32 GiB buffer, correctly checksummed, then
+     * nothing: a truncated frame, refused without committing 32 GiB. */
+    uint8_t claim[56] = {0};
+    memcpy(claim, "HRYF", 4);
+    claim[4] = 1;
+    claim[6] = 6;
+    uint64_t huge = (uint64_t)1 << 35, frame_len = 64 + huge + 64;
+    for (int i = 0; i < 8; i++) {
+        claim[8 + i] = (uint8_t)(frame_len >> (8 * i));
+        claim[48 + i] = (uint8_t)(huge >> (8 * i));
+    }
+    claim[24] = 1; /* one buffer */
+    uint8_t covered[40];
+    memcpy(covered, claim, 32);
+    memcpy(covered + 32, claim + 48, 8);
+    uint64_t header_sum;
+    CHECK_OK(hurray_io_checksum(covered, sizeof covered, &header_sum));
+    for (int i = 0; i < 8; i++) {
+        claim[32 + i] = (uint8_t)(header_sum >> (8 * i));
+    }
+    Memory short_stream = {.data = claim, .len = sizeof claim, .cap = sizeof claim};
+    CHECK_FAIL(read_all_frames(&short_stream, &frames), HURRAY_ERROR_CORRUPT, "ends inside");
+
     /* Over a real pipe, one frame after the other. */
     int fds[2];
     CHECK(pipe(fds) == 0);
@@ -638,6 +661,55 @@ static void test_frames(void)
     pair_destroy(&q);
 }
 
+/* The format's checksum is xxh3-64 with seed 0 (known answers), and every
+ * entry point refuses NULL where it needs a pointer. */
+static void test_checksum_and_null_arguments(void)
+{
+    uint64_t sum = 0;
+    CHECK_OK(hurray_io_checksum(NULL, 0, &sum));
+    CHECK(sum == 0x2D06800538D394C2ull);
+    CHECK_OK(hurray_io_checksum("a", 1, &sum));
+    CHECK(sum == 0xE6C632B61E964E1Full);
+    CHECK_FAIL(hurray_io_checksum(NULL, 1, &sum), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_io_checksum("a", 1, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+
+    const char *path = path_in("nulls.hurray");
+    write_sample(path, 0);
+    HurrayReader *r = NULL;
+    CHECK_FAIL(hurray_reader_open(path, 0, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_OK(hurray_reader_open(path, 0, &r));
+    uint64_t n;
+    const char *s;
+    Pair p = {0};
+    CHECK_FAIL(hurray_reader_count(NULL, &n), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_count(r, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_name(r, 0, NULL, &n), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_find(r, NULL, 3, &n), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_tensor(r, 0, NULL, &p.list), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_verify(NULL, 0), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_verify(r, 9), HURRAY_ERROR_OUT_OF_RANGE, "out of range");
+    CHECK_FAIL(hurray_reader_metadata_count(r, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_reader_metadata_get(r, 0, &s, &n, NULL, &n), HURRAY_ERROR_NULL_ARGUMENT,
+               "NULL");
+    hurray_reader_destroy(&r);
+    hurray_reader_destroy(&r);
+    hurray_reader_destroy(NULL);
+    HurrayWriter *w = NULL;
+    CHECK_FAIL(hurray_writer_add(NULL, "a", 1, NULL, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_writer_finish(NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_writer_set_metadata(NULL, "k", 1, "v", 1), HURRAY_ERROR_NULL_ARGUMENT,
+               "NULL");
+    hurray_writer_destroy(&w);
+    hurray_writer_destroy(NULL);
+    HurrayBuffer *name = NULL;
+    CHECK_FAIL(hurray_frame_read(NULL, NULL, 0, &name, &p.context, &p.list),
+               HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_frame_read(memory_read, NULL, 0x100, &name, &p.context, &p.list),
+               HURRAY_ERROR_INVALID_ARGUMENT, "flags");
+    CHECK_FAIL(hurray_frame_write(NULL, NULL, "", 0, NULL, NULL), HURRAY_ERROR_NULL_ARGUMENT,
+               "NULL");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -659,6 +731,7 @@ int main(int argc, char **argv)
     test_writer_refusals();
     test_truncated_and_flipped();
     test_frames();
+    test_checksum_and_null_arguments();
     printf("test_io: %lu checks passed\n", (unsigned long)atomic_load(&checks_passed));
     return 0;
 }

@@ -4,9 +4,10 @@ A ```` ```c ```` block (or a MyST ```` ```{code-block} c ```` directive) is one
 of three kinds, chosen by an HTML comment on the line just before it:
 
 ``<!-- c: declarations -->`` (the default, no comment needed)
-    Compiled with ``-c -Werror`` after ``#include "hurray.h"``. A declaration
-    that differs from the header is a conflicting redeclaration and fails; a
-    ``hurray_*`` function the header does not declare fails too.
+    Compiled with ``-c -Werror`` after ``#include "hurray_io.h"`` (which
+    includes hurray.h). A declaration that differs from the headers is a
+    conflicting redeclaration and fails; a ``hurray_*`` function neither
+    header declares fails too.
 ``<!-- c: program -->``
     A whole program: compiled and linked with the flags
     ``python -m hurray --cflags --libs`` prints (plus AddressSanitizer and
@@ -82,11 +83,14 @@ class Toolchain:
         return self._flags
 
     def header_functions(self):
-        """The hurray_* functions the installed hurray.h declares."""
+        """The hurray_* functions the installed hurray.h and hurray_io.h declare."""
         if self._header_functions is None:
             include = [f[2:] for f in self.flags() if f.startswith("-I")]
-            with open(os.path.join(include[0], "hurray.h"), encoding="utf-8") as header:
-                self._header_functions = set(FUNCTION_NAME.findall(header.read()))
+            functions = set()
+            for name in ("hurray.h", "hurray_io.h"):
+                with open(os.path.join(include[0], name), encoding="utf-8") as header:
+                    functions |= set(FUNCTION_NAME.findall(header.read()))
+            self._header_functions = functions
         return self._header_functions
 
     def fresh_dir(self):
@@ -175,8 +179,8 @@ class CBlockParser:
     def _declarations(self, example, workdir, namespace):
         unknown = sorted(set(FUNCTION_NAME.findall(example.source)) - self.toolchain.header_functions())
         if unknown:
-            return f"{_where(example)}: hurray.h declares no function named {', '.join(unknown)}"
-        src = self._source_file(example, workdir, prefix='#include "hurray.h"\n')
+            return f"{_where(example)}: hurray.h and hurray_io.h declare no function named {', '.join(unknown)}"
+        src = self._source_file(example, workdir, prefix='#include "hurray_io.h"\n')
         cflags = [f for f in self.toolchain.flags() if f.startswith("-I")]
         result = _run([CC, *STRICT, *cflags, "-c", src, "-o", "example.o"], cwd=workdir)
         if result.returncode != 0:

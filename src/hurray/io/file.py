@@ -40,13 +40,6 @@ class _Verifier:
         self.reader.verify(self.index)
 
 
-def _strings(reader, count_fn, get):
-    """Decoded (already UTF-8-checked in C) strings of the index."""
-    count = ffi.new("uint64_t *")
-    check(count_fn(reader, count))
-    return [get(i) for i in range(count[0])]
-
-
 class File(collections.abc.Mapping):
     """A hurray-io file: a read-only Mapping of names to :class:`hurray.Tensor`.
 
@@ -64,28 +57,60 @@ class File(collections.abc.Mapping):
             # Mapped tensors are verified on first use (lazy.py), not here.
             flags |= lib.HURRAY_READ_NO_VERIFY
         self._reader = _Reader(os.fsencode(path), flags)
-        ptr = self._reader.ptr
-        name = ffi.new("const char **")
-        length = ffi.new("uint64_t *")
+        count = ffi.new("uint64_t *")
+        check(lib.hurray_reader_count(self._reader.ptr, count))
+        self._count = count[0]
+        # Names and metadata are decoded on first need: taking one tensor
+        # by name is a lookup in C, whatever the number of tensors.
+        self._names = None
+        self._metadata = None
 
-        def name_at(i):
-            check(lib.hurray_reader_name(ptr, i, name, length))
-            return ffi.buffer(name[0], length[0])[:].decode("utf-8")
+    def _all_names(self):
+        names = self._names
+        if names is None:
+            ptr = self._live_reader().ptr
+            name = ffi.new("const char **")
+            length = ffi.new("uint64_t *")
 
-        self._names = {n: i for i, n in enumerate(_strings(ptr, lib.hurray_reader_count, name_at))}
-        key = ffi.new("const char **")
-        key_len = ffi.new("uint64_t *")
+            def name_at(i):
+                check(lib.hurray_reader_name(ptr, i, name, length))
+                return ffi.buffer(name[0], length[0])[:].decode("utf-8")  # UTF-8 checked in C
 
-        def pair_at(i):
-            check(lib.hurray_reader_metadata_get(ptr, i, key, key_len, name, length))
-            return (ffi.buffer(key[0], key_len[0])[:].decode("utf-8"),
-                    ffi.buffer(name[0], length[0])[:].decode("utf-8"))
+            names = self._names = {name_at(i): i for i in range(self._count)}
+        return names
 
-        self._metadata = dict(_strings(ptr, lib.hurray_reader_metadata_count, pair_at))
+    def _index_of(self, name):
+        """The index of tensor `name`; KeyError when there is none."""
+        if self._names is not None:
+            return self._names[name]
+        if not isinstance(name, str):
+            raise KeyError(name)
+        try:
+            encoded = name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise KeyError(name) from None
+        found = ffi.new("uint64_t *")  # per call: a File may be shared by threads
+        status = lib.hurray_reader_find(self._live_reader().ptr, encoded, len(encoded), found)
+        if status == lib.HURRAY_ERROR_NOT_FOUND:
+            raise KeyError(name)
+        check(status)
+        return found[0]
 
     @property
     def metadata(self):
         """The file's metadata, as a new dict[str, str]."""
+        if self._metadata is None:
+            ptr = self._live_reader().ptr
+            count = ffi.new("uint64_t *")
+            check(lib.hurray_reader_metadata_count(ptr, count))
+            key, value = ffi.new("const char **"), ffi.new("const char **")
+            key_len, value_len = ffi.new("uint64_t *"), ffi.new("uint64_t *")
+            pairs = {}
+            for i in range(count[0]):
+                check(lib.hurray_reader_metadata_get(ptr, i, key, key_len, value, value_len))
+                pairs[ffi.buffer(key[0], key_len[0])[:].decode("utf-8")] = (
+                    ffi.buffer(value[0], value_len[0])[:].decode("utf-8"))
+            self._metadata = pairs
         return dict(self._metadata)
 
     @property
@@ -104,7 +129,7 @@ class File(collections.abc.Mapping):
 
     def __getitem__(self, name):
         reader = self._live_reader()
-        index = self._names[name]  # KeyError, as for any Mapping
+        index = self._index_of(name)  # KeyError, as for any Mapping
         context = ffi.new("HurrayTensorContext **")
         buffers = ffi.new("HurrayBufferList **")
         check(lib.hurray_reader_tensor(reader.ptr, index, context, buffers))
@@ -114,19 +139,23 @@ class File(collections.abc.Mapping):
 
     def verify(self, name):
         """Check tensor `name`'s checksum now; raises ChecksumError on a mismatch."""
-        self._live_reader().verify(self._names[name])
+        self._live_reader().verify(self._index_of(name))
 
     def __iter__(self):
-        return iter(self._names)
+        return iter(self._all_names())
 
     def __len__(self):
-        return len(self._names)
+        return self._count
 
     def __contains__(self, name):
-        return name in self._names
+        try:
+            self._index_of(name)
+        except KeyError:
+            return False
+        return True
 
     def keys(self):
-        return self._names.keys()
+        return self._all_names().keys()
 
     def close(self):
         """Release the file. Tensors already taken stay valid."""

@@ -43,3 +43,15 @@ class LazyTensor(Tensor):
             owner.verifier = None  # also lets go of the reader
         self.__class__ = Tensor
         return _BUFFERS.__get__(self)
+
+    def __repr__(self):
+        # Looking at a tensor is not using its memory: no verification here.
+        d = self._descriptor
+        return (f"<hurray.Tensor dtype={d.dtype!r} shape={d.shape!r}, buffers={len(_BUFFERS.__get__(self))}, "
+                f"checksum not verified yet>")
+
+    def __reduce_ex__(self, protocol):
+        # Pickling copies the memory: verify first, whatever Tensor's own
+        # pickling reads. After _buffers the object is a plain Tensor.
+        self._buffers  # noqa: B018
+        return type(self).__reduce_ex__(self, protocol)
