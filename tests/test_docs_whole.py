@@ -21,6 +21,8 @@ HEADER = ROOT / "native" / "include" / "hurray.h"
 IO_HEADER = ROOT / "native" / "include" / "hurray_io.h"
 C_FFI = DOCS / "impl" / "c-ffi.md"
 C_IO = DOCS / "impl" / "c-io.md"
+GGUF_HEADER = ROOT / "native" / "include" / "hurray_gguf.h"
+C_GGUF = DOCS / "impl" / "c-gguf.md"
 REGISTER = DOCS / "normative.md"
 COMPAT = ROOT / "COMPAT-MATRIX.md"
 NORMATIVE_DIRS = (DOCS / "adr", DOCS / "impl")
@@ -148,6 +150,18 @@ def test_every_io_header_function_is_declared_and_explained_in_c_io():
     unexplained = [f for f in functions if f not in prose and text.count(f) < 2]
     assert not undeclared, f"docs/impl/c-io.md has no C declaration block for: {', '.join(undeclared)}"
     assert not unexplained, f"docs/impl/c-io.md declares but never explains: {', '.join(unexplained)}"
+
+
+def test_every_gguf_header_function_is_declared_and_explained_in_c_gguf():
+    functions = sorted(set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", read(GGUF_HEADER))))
+    assert len(functions) >= 7
+    text = read(C_GGUF)
+    declared = "\n".join(c_blocks(text))
+    prose = " ".join(prose_paragraphs(text))
+    undeclared = [f for f in functions if not re.search(rf"\b{f}\s*\(", declared)]
+    unexplained = [f for f in functions if f not in prose and text.count(f) < 2]
+    assert not undeclared, f"docs/impl/c-gguf.md has no C declaration block for: {', '.join(undeclared)}"
+    assert not unexplained, f"docs/impl/c-gguf.md declares but never explains: {', '.join(unexplained)}"
 
 
 def test_c_ffi_has_the_abi_version_table():
