@@ -10,7 +10,7 @@ from gguf import GGMLQuantizationType
 import hurray
 from hurray.errors import CorruptError, HurrayError, HurrayIOError, UnsupportedError
 from support import gguf_bytes as gb
-from support.tensor_kinds import GGML_NAMES, ggml_blocks, weights
+from support.tensor_kinds import GGML_NAMES, ggml_blocks, same_bits, weights
 
 PLAIN = {  # ggml name -> numpy array written with GGUFWriter
     "F32": lambda: weights("f32", (3, 64)),
@@ -21,12 +21,6 @@ PLAIN = {  # ggml name -> numpy array written with GGUFWriter
     "I32": lambda: np.arange(24, dtype=np.int32).reshape(2, 3, 4),
     "I64": lambda: np.arange(5, dtype=np.int64),
 }
-
-
-def same_bits(a, b):
-    a = np.ascontiguousarray(a, np.float32)
-    b = np.ascontiguousarray(b, np.float32)
-    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,7 @@ from safetensors import safe_open
 
 import hurray
 from peers.model_files import ROUTE_IDS, TYPES
-from support.tensor_kinds import GGML_NAMES, ggml_blocks, weights
-
-
-def same_bits(a, b):
-    a = np.ascontiguousarray(a, np.float32)
-    b = np.ascontiguousarray(b, np.float32)
-    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
+from support.tensor_kinds import GGML_NAMES, ggml_blocks, same_bits, weights
 
 
 def made_by_gguf_py(type_name):

@@ -16,15 +16,9 @@ from safetensors import safe_open
 
 import hurray
 from hurray.errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
-from support.tensor_kinds import GGML_NAMES, ggml_blocks, kinds, reached_bytes, weights
+from support.tensor_kinds import GGML_NAMES, ggml_blocks, kinds, reached_bytes, same_bits, weights
 
 KINDS = kinds()
-
-
-def same_bits(a, b):
-    a = np.ascontiguousarray(a, np.float32)
-    b = np.ascontiguousarray(b, np.float32)
-    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
 def header_of(path):

@@ -103,6 +103,13 @@ def _ggml_args(name):
     return np.ascontiguousarray(blocks).reshape(-1), name, shape
 
 
+def same_bits(a, b):
+    """Equal as float32 bit patterns (so -0.0 differs from 0.0 and NaNs compare)."""
+    a = np.ascontiguousarray(a, np.float32)
+    b = np.ascontiguousarray(b, np.float32)
+    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
 def reached_bytes(tensor):
     """Each buffer's bytes, for comparing two tensors with the same descriptor."""
     return [tensor.buffer(i).tobytes() for i in range(len(tensor.buffers))]
