@@ -137,7 +137,6 @@ class GGUFFile(TensorMap):
         self._count, self._kv_count = counts[0], counts[1]
         self._names = None
         self._types = None
-        self._info = ffi.new("HurrayGgufTensor *")
 
     # ---- the Mapping, answered by the C index ------------------------------
 
@@ -154,8 +153,9 @@ class GGUFFile(TensorMap):
         if status == lib.HURRAY_ERROR_NOT_FOUND:
             return None
         check(status)
-        check(lib.hurray_gguf_index_tensor(self._index, found[0], self._info))
-        return self._info
+        info = ffi.new("HurrayGgufTensor *")  # per call: a file may be shared by threads
+        check(lib.hurray_gguf_index_tensor(self._index, found[0], info))
+        return info
 
     def __getitem__(self, name):
         self._open()
