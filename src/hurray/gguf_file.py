@@ -239,9 +239,13 @@ class GGUFFile(TensorMap):
         if self._closed:
             return
         index, self._index = self._index, None
-        lib.hurray_gguf_index_destroy(ffi.new("HurrayGgufIndex **", index))
+        ffi.release(index)  # destroys it now rather than when collected
         ffi.release(self._view)
         super().close()
+
+
+def _destroy_index(index):
+    lib.hurray_gguf_index_destroy(ffi.new("HurrayGgufIndex **", index))
 
 
 def _type_name(number):
@@ -270,4 +274,4 @@ def load_gguf(path):
         ffi.release(view)
         close_quietly(mapped)
         raise error_class(status)(f"{_WHAT}: {where!r}: {message}", status)
-    return GGUFFile(where, mapped, view, box[0])
+    return GGUFFile(where, mapped, view, ffi.gc(box[0], _destroy_index))
