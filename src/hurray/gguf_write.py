@@ -13,6 +13,7 @@ import numpy as np
 
 from . import gguf as _gguf
 from ._atomic import replace_atomically
+from ._inputs import as_tensor
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
 
@@ -121,8 +122,6 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
     bytes in all). A tensor GGUF cannot hold raises UnsupportedError
     naming it, and nothing is written.
     """
-    from .safetensors_file import _as_tensor
-
     if not hasattr(tensors, "items"):
         raise InvalidArgumentError(f"save_gguf: tensors must be a Mapping, not {type(tensors).__name__}")
     meta = dict(metadata or {})
@@ -131,7 +130,7 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
     for name, value in tensors.items():
         if not isinstance(name, str) or len(name.encode("utf-8")) > _MAX_NAME:
             raise InvalidArgumentError(f"save_gguf: tensor name {name!r} is not a str of at most {_MAX_NAME} bytes")
-        plans.append((name,) + _plan(name, _as_tensor(value, name)))
+        plans.append((name,) + _plan(name, as_tensor(value, name, "save_gguf")))
     # 32 is GGUF's default: the key is written only when the source stated one.
     kvs = [_kv("general.alignment", ALIGNMENT, _U32)] if stated else []
     for key, value in meta.items():

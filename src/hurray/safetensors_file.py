@@ -25,6 +25,7 @@ import numpy as np
 
 from . import gguf as _gguf
 from ._atomic import replace_atomically
+from ._inputs import as_tensor
 from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
 from .dequantize import parameter_shape, swizzled_count
 from .descriptor import Descriptor
@@ -278,21 +279,6 @@ def load_safetensors(path):
 
 # ---- writing -------------------------------------------------------------
 
-def _as_tensor(value, name):
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return from_numpy(value)
-    if hasattr(value, "__hurray__"):
-        from .protocol import from_hurray
-        return from_hurray(value)
-    if hasattr(value, "__dlpack__"):
-        from .dlpack import from_dlpack
-        return from_dlpack(value)
-    raise InvalidArgumentError(f"save_safetensors: tensor {name!r} is a {type(value).__name__}, "
-                               "not a hurray.Tensor, numpy array or DLPack producer")
-
-
 def _direct(tensor):
     """(safetensors dtype, shape, uint8 bytes) when safetensors can state `tensor` as it is, else None."""
     desc = tensor.descriptor
@@ -424,7 +410,7 @@ def save_safetensors(path, tensors, *, metadata=None, progress=None):
     for name, value in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
             raise InvalidArgumentError(f"save_safetensors: tensor name {name!r} is not a usable name")
-        tensor = _as_tensor(value, name)
+        tensor = as_tensor(value, name, "save_safetensors")
         direct = _direct(tensor)
         if direct is not None:
             entries.append((name,) + direct)
