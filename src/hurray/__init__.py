@@ -55,3 +55,9 @@ __all__ += ["GGUFFile", "SafetensorsFile", "load_gguf", "load_safetensors", "sav
 from .io import File, load, read_frame, save, write_frame  # noqa: E402
 
 __all__ += ["File", "load", "read_frame", "save", "write_frame"]
+
+# Conversion between .gguf, .safetensors and .hurray files (hurray.convert is the function;
+# its module stays importable as hurray.convert through sys.modules).
+from .convert import convert  # noqa: E402
+
+__all__ += ["convert"]
