@@ -1,5 +1,5 @@
 # make docs  -- build libhurray and the package into .venv, render the site (warnings are errors)
-# make test  -- the same set-up, then the whole pytest suite, docs included
+# make test  -- the same set-up, then the Rust crate's tests (cargo test) and the whole pytest suite, docs included
 # make bench -- the benchmarks (make fuzz, make soak: see below)
 
 PYTHON ?= python3
@@ -12,7 +12,12 @@ DEPS_STAMP    := $(VENV)/.deps-installed
 PACKAGE_STAMP := $(VENV)/.package-installed
 SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.map' \)) setup.py pyproject.toml MANIFEST.in
 
-.PHONY: all install docs test bench clean
+# The Rust binding (bindings/rust): cargo on PATH or in $HOME/.cargo/bin; its
+# build output stays in bindings/rust/target, which the pytest suite reuses.
+CARGO ?= $(or $(shell command -v cargo 2>/dev/null),$(HOME)/.cargo/bin/cargo)
+RUST_CRATE := bindings/rust
+
+.PHONY: all install docs test rust-test bench clean
 
 all: test
 
@@ -34,14 +39,18 @@ install: $(PACKAGE_STAMP)
 docs: install
 	$(PY) -m sphinx -n -W --keep-going -b html -c . docs _build/html
 
-test: install
+rust-test: install
+	cd $(RUST_CRATE) && PATH="$(dir $(CARGO)):$$PATH" HURRAY_PYTHON="$(abspath $(PY))" \
+		CARGO_TARGET_DIR="$(abspath $(RUST_CRATE))/target" $(CARGO) test --offline
+
+test: rust-test
 	$(PY) -m pytest
 
 bench: install
 	$(PY) bench/run.py
 
 clean:
-	rm -rf build _build $(VENV) src/*.egg-info
+	rm -rf build _build $(VENV) src/*.egg-info $(RUST_CRATE)/target
 
 # make fuzz -- the descriptor, hurray-io and GGUF fuzzers (libFuzzer, ASan + UBSan), FUZZ_SECONDS each; see fuzz/run.sh
 FUZZ_SECONDS ?= 60

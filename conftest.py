@@ -1,8 +1,10 @@
-"""sybil: every ```python and ```c block of the documentation runs under pytest.
+"""sybil: every ```python, ```c and ```rust block of the documentation runs under pytest.
 
 The pages are docs/**/*.md and the root COMPAT-MATRIX.md. Python blocks share
 one namespace per document; C blocks are compiled (and programs run) by
-tests/docs_support/c_examples.py, which explains the three kinds of C block.
+tests/docs_support/c_examples.py, which explains the three kinds of C block;
+Rust blocks are compiled against bindings/rust and run by
+tests/docs_support/rust_examples.py.
 """
 import os
 import sys
@@ -14,12 +16,14 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "tests", "docs_support"))
 
 from c_examples import CBlockParser, Toolchain  # noqa: E402
+from rust_examples import RustBlockParser, RustToolchain  # noqa: E402
 
 _toolchain = Toolchain(ROOT)
+_rust_toolchain = RustToolchain()
 
 
 def _parsers():
-    return [PythonCodeBlockParser(), CBlockParser(ROOT, _toolchain)]
+    return [PythonCodeBlockParser(), CBlockParser(ROOT, _toolchain), RustBlockParser(ROOT, _rust_toolchain)]
 
 
 pytest_collect_file = (

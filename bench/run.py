@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 import hurray
+import pickle_bench  # this directory, beside run.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -177,11 +178,11 @@ def main(argv=None):
     py = measure(python_cases(), args.rounds, args.calls)
     c = c_codec()
     rows = targets(py, c)
+    pickled, pickle_rows = pickle_bench.run(measure, args.rounds, args.calls)  # bench/pickle_bench.py
     from model_files_bench import model_files  # issue 13's targets, in their own module
 
     file_rows, file_table = model_files(args.rounds, (256 if args.rounds > 1 else 16) << 20)
-    rows += file_rows
-    text = table(py, c, rows) + "\n" + file_table
+    text = table({**py, **pickled}, c, rows + pickle_rows + file_rows) + "\n" + file_table
     from io_bench import io_section  # hurray-io: files and frames (bench/io_bench.py)
 
     text += "\n\n" + (io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section())

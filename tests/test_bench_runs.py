@@ -24,5 +24,8 @@ def test_bench_runs_and_reports_every_target():
         "load()[name] / safe_open+get_tensor",
         "all+touch+verify / load_file+touch",
         "frames throughput / raw throughput",
+        "pickle 5 round trip: Tensor / numpy, 64 MiB",
+        "dask scatter+gather direct: quantized Tensor / numpy, 64 MiB",
+        "dask scatter+gather via scheduler, Tensor affine int8 64 MiB",
     ):
         assert row in out

@@ -149,9 +149,6 @@ class Tensor:
         ro = ", readonly=True" if self._readonly else ""
         return f"<hurray.Tensor dtype={d.dtype!r} shape={d.shape!r}{extra}, buffers={len(self._buffers)}{ro}>"
 
-    def __reduce__(self):
-        raise TypeError("a hurray.Tensor holds raw addresses and cannot be pickled; pickle np.asarray(t) or its parts")
-
     # ---- memory --------------------------------------------------------
 
     def buffer(self, i):
@@ -251,6 +248,19 @@ class Tensor:
     def __dlpack_device__(self):
         return _dlpack_device(self)
 
+    # ---- pickle and copy (see hurray.pickling) ---------------------------
+
+    def __reduce_ex__(self, protocol):
+        """Protocol 5: the buffers out-of-band, zero-copy; protocol 4 and below: in-band."""
+        return _reduce_ex(self, protocol)
+
+    def __copy__(self):
+        """A writable tensor over new copies of the buffers, like ndarray.__copy__."""
+        return _copy_tensor(self)
+
+    def __deepcopy__(self, memo):
+        return _copy_tensor(self)
+
 
 def _late(module, name):
     """A stand-in for `module`.`name` that imports it on its first call and
@@ -270,3 +280,5 @@ _to_gguf = _late(".gguf", "to_gguf")
 _to_capsule = _late(".protocol", "to_capsule")
 _to_dlpack = _late(".dlpack", "to_dlpack")
 _dlpack_device = _late(".dlpack", "dlpack_device")
+_reduce_ex = _late(".pickling", "reduce_ex")
+_copy_tensor = _late(".pickling", "copy_tensor")

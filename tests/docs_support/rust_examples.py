@@ -1,0 +1,176 @@
+"""Run the Rust blocks of the documentation under sybil.
+
+Every ```` ```rust ```` block is a program against the crate in
+bindings/rust: compiled with rustc, linked with the crate (built once per
+session with ``cargo build --offline``, against the libhurray of the package
+under test), run, and, when the next fenced block is ```` ```text ````, its
+stdout compared with that block. A block without ``fn main`` is wrapped in
+``fn main() -> Result<(), Box<dyn std::error::Error>>`` (ending in
+``Ok(())``), so ``?`` works as it does in rustdoc examples.
+
+A block preceded by ``<!-- rust: quoted -->`` is code quoted from another
+project in a decision record (ADR-034 quotes one): it is not compiled, and
+the comment is allowed only on pages under docs/adr/.
+
+The blocks of one page run one after another in the same working
+directory, bound to ``rust_workdir`` in the page's namespace, so a Python
+block after a Rust block can read the file it wrote.
+"""
+import atexit
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Optional
+
+from sybil import Document
+from sybil.parsers.abstract.lexers import LexerCollection
+from sybil.parsers.markdown.lexers import FENCE, FencedCodeBlockLexer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from support import rust  # noqa: E402
+
+RUN_TIMEOUT = 60
+COMPILE_TIMEOUT = 300
+HAS_MAIN = re.compile(r"^\s*fn\s+main\s*\(", re.MULTILINE)
+# The comment must sit on the last non-blank line before the block.
+KIND_COMMENT = re.compile(r"<!--\s*rust:\s*(?P<kind>[^>]*?)\s*-->[ \t]*\n(?:[ \t]*\n)*\Z")
+
+
+@dataclass
+class RustExample:
+    source: str
+    line: int  # line of the first source line in the Markdown file
+    path: str  # the Markdown file, relative to the repository root
+    expected: Optional[str] = None
+    problem: Optional[str] = None  # a mistake in the page itself, reported when run
+
+
+class RustToolchain:
+    """The crate, built once; rustc flags to link a program with it."""
+
+    def __init__(self):
+        self._flags = None
+        self.workdir = tempfile.mkdtemp(prefix="hurray-docs-rust-")
+        atexit.register(shutil.rmtree, self.workdir, ignore_errors=True)
+        self._count = 0
+        self._documents = {}
+
+    def flags(self):
+        if self._flags is None:
+            rust.cargo("build", "--offline", "--lib")
+            deps = rust.TARGET / "debug" / "deps"
+            rlib = rust.TARGET / "debug" / "libhurray.rlib"
+            result = subprocess.run([sys.executable, "-m", "hurray", "--libs"], capture_output=True, text=True,
+                                    timeout=60)
+            if result.returncode != 0:
+                raise RuntimeError(f"python -m hurray --libs failed:\n{result.stderr}")
+            lib_dirs = [f[2:] for f in shlex.split(result.stdout) if f.startswith("-L")]
+            self._flags = ["--edition", "2021", "--extern", f"hurray={rlib}", "-L", f"dependency={deps}"]
+            for d in lib_dirs:
+                self._flags += ["-L", f"native={d}", "-C", f"link-arg=-Wl,-rpath,{d}"]
+        return self._flags
+
+    def rustc(self):
+        cargo = rust.find_cargo()
+        if cargo is None:
+            raise RuntimeError("cargo is not on PATH nor in $HOME/.cargo/bin; the Rust blocks need it")
+        beside = os.path.join(os.path.dirname(cargo), "rustc")
+        return beside if os.path.exists(beside) else "rustc"
+
+    def document_dir(self, path):
+        """The working directory shared by the Rust blocks of one page."""
+        if path not in self._documents:
+            self._documents[path] = tempfile.mkdtemp(prefix="page-", dir=self.workdir)
+        return self._documents[path]
+
+    def fresh_dir(self):
+        self._count += 1
+        path = os.path.join(self.workdir, f"build{self._count}")
+        os.mkdir(path)
+        return path
+
+
+def _where(example):
+    return f"{example.path}:{example.line}"
+
+
+class RustBlockParser:
+    """Finds the ```rust blocks of a document and compiles and runs each."""
+
+    def __init__(self, root, toolchain=None):
+        self.root = root
+        self.toolchain = toolchain or RustToolchain()
+        self.lexers = LexerCollection([
+            FencedCodeBlockLexer(language="rust", mapping={"language": "arguments", "source": "source"}),
+        ])
+
+    def __call__(self, document: Document):
+        rel = os.path.relpath(document.path, self.root)
+        for region in self.lexers(document):
+            if region.lexemes.get("arguments") != "rust":
+                continue
+            source = region.lexemes["source"]
+            line = document.text.count("\n", 0, region.start + source.offset) + 1
+            example = RustExample(source=str(source), line=line, path=rel)
+            match = KIND_COMMENT.search(document.text, 0, region.start)
+            if match:
+                kind = match.group("kind")
+                if kind == "quoted" and rel.startswith(os.path.join("docs", "adr") + os.sep):
+                    continue
+                example.problem = (f"unknown Rust block kind {kind!r}" if kind != "quoted"
+                                   else "only decision records (docs/adr/) may quote Rust that is not compiled")
+            example.expected = self._expected_output(document.text, region.end)
+            region.parsed = example
+            region.evaluator = self.evaluate
+            yield region
+
+    @staticmethod
+    def _expected_output(text, after):
+        """The content of the next fenced block when it is ```text, else None."""
+        opening = FENCE.search(text, after)
+        if opening is None or opening.group("trailing").strip() != "text":
+            return None
+        closing = re.compile(r"^" + re.escape(opening.group("prefix")) + opening.group("fence") + r"[ \t]*$",
+                             re.MULTILINE).search(text, opening.end())
+        return None if closing is None else text[opening.end() + 1:closing.start()]
+
+    def evaluate(self, sybil_example):
+        example: RustExample = sybil_example.parsed
+        if example.problem:
+            return f"{_where(example)}: {example.problem}"
+        build = self.toolchain.fresh_dir()
+        source = example.source
+        offset = 0
+        if not HAS_MAIN.search(source):
+            source = ("fn main() -> Result<(), Box<dyn std::error::Error>> {\n" + source + "\nOk(())\n}\n")
+            offset = 1
+        src = os.path.join(build, "main.rs")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(source)
+        program = os.path.join(build, "example")
+        result = subprocess.run([self.toolchain.rustc(), *self.toolchain.flags(), src, "-o", program],
+                                cwd=build, capture_output=True, text=True, timeout=COMPILE_TIMEOUT,
+                                env=rust.cargo_env())
+        if result.returncode != 0:
+            return (f"{_where(example)}: the Rust block does not compile (line n of main.rs is line "
+                    f"{example.line - offset} + n - 1 of the page)\n{result.stderr.strip()}")
+        workdir = self.toolchain.document_dir(example.path)
+        sybil_example.namespace["rust_workdir"] = workdir
+        result = subprocess.run([program], cwd=workdir, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        if result.returncode != 0:
+            return (f"{_where(example)}: the Rust program exited with status {result.returncode}\n"
+                    f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}")
+        if example.expected is not None and result.stdout != example.expected:
+            return (f"{_where(example)}: the Rust program's output differs from the text block after it\n"
+                    f"--- expected ---\n{example.expected}--- actual ---\n{result.stdout}")
+        return None
+
+
+__all__ = ["RustBlockParser", "RustExample", "RustToolchain"]

@@ -1,0 +1,332 @@
+"""Pickling and copying a Tensor in one process: protocol 5 out-of-band buffers
+without copies, protocols 0-4 in-band, read-only kept, numpy's writability
+rules, copy/deepcopy, and every kind of bad input refused with a HurrayError."""
+import copy
+import gc
+import pickle
+
+import numpy as np
+import pytest
+
+import hurray
+from hurray import Tensor
+from hurray.errors import (
+    AbiVersionError,
+    BufferTooSmallError,
+    CorruptError,
+    HurrayError,
+    InvalidDescriptorError,
+    UnsupportedError,
+)
+from hurray.pickling import ENCODING_VERSION, _fingerprint, reduce_ex, unpickle_tensor
+from support.pickle_samples import affine_per_tensor, assert_same, raw, samples
+
+SAMPLES = samples()
+
+
+def address(buffer):
+    """Where a buffer-protocol object's bytes are."""
+    return np.frombuffer(memoryview(buffer).cast("B"), dtype=np.uint8).__array_interface__["data"][0]
+
+
+def dumps5(tensor):
+    buffers = []
+    data = pickle.dumps(tensor, protocol=5, buffer_callback=buffers.append)
+    return data, buffers
+
+
+class Crafted:
+    """Pickles as unpickle_tensor called with a state we choose: a stream from a stranger."""
+
+    def __init__(self, *state):
+        self.state = state
+
+    def __reduce__(self):
+        return (unpickle_tensor, self.state)
+
+
+def state_of(tensor, protocol=5):
+    function, state = reduce_ex(tensor, protocol)
+    assert function is unpickle_tensor
+    return list(state)
+
+
+# ---- protocol 5, out-of-band --------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_protocol5_sends_every_buffer_out_of_band_without_a_copy(name):
+    tensor = SAMPLES[name]
+    data, buffers = dumps5(tensor)
+    assert len(buffers) == len(tensor.buffers)
+    for buffer, (addr, nbytes) in zip(buffers, tensor.buffers):  # in buffer order, the tensor's own memory
+        assert isinstance(buffer, pickle.PickleBuffer)
+        view = buffer.raw()
+        assert view.nbytes == nbytes
+        if nbytes:
+            assert address(view) == addr
+        assert view.readonly == tensor.readonly
+    received = pickle.loads(data, buffers=buffers)
+    assert_same(received, tensor)
+    # Handed back the same buffers, the received tensor is over the same memory.
+    assert [a for a, n in received.buffers if n] == [a for a, n in tensor.buffers if n]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_protocol5_in_band_and_protocols_0_to_4_round_trip(name):
+    tensor = SAMPLES[name]
+    for protocol in range(0, pickle.HIGHEST_PROTOCOL + 1):
+        received = pickle.loads(pickle.dumps(tensor, protocol=protocol))
+        assert_same(received, tensor)
+        if not tensor.readonly:  # a copy, as numpy's in-band pickles are: writable, not shared
+            assert not any(np.shares_memory(received.buffer(i), tensor.buffer(i)) for i in range(len(tensor.buffers)))
+
+
+def test_the_state_is_small_versioned_and_in_band():
+    tensor = SAMPLES["affine"]
+    versions, encoded, readonly, checks, buffers = state_of(tensor)
+    assert versions == (hurray.C_ABI_VERSION, ENCODING_VERSION) == (4, 1)
+    assert encoded == tensor.descriptor.encode()
+    assert readonly is False
+    assert [nbytes for nbytes, _ in checks] == [n for _, n in tensor.buffers]
+    assert len(buffers) == 3
+    # Protocols 0-4: the same, the buffers as the pickle's own bytes, and a flag to make them writable again.
+    *same, inline, inband_copy = state_of(tensor, 4)
+    assert same == [versions, encoded, readonly, checks] and inband_copy is True
+    assert [type(b) for b in inline] == [bytes] * 3
+
+
+def test_256_mib_in_band_part_stays_under_2_kib_and_no_buffer_is_copied():
+    big = np.zeros(256 << 20, dtype=np.int8)  # calloc'd: the pages are never touched
+    tensor = affine_per_tensor(big.nbytes, big)
+    data, buffers = dumps5(tensor)
+    assert len(data) < 2048
+    assert len(buffers) == 3
+    for buffer, (addr, nbytes) in zip(buffers, tensor.buffers):
+        view = buffer.raw()
+        assert view.nbytes == nbytes and address(view) == addr
+    assert buffers[0].raw().nbytes == 256 << 20
+    received = pickle.loads(data, buffers=buffers)
+    assert received.buffers == tensor.buffers  # still the same memory on the way back
+    assert received.descriptor == tensor.descriptor
+
+
+def test_received_tensor_owns_the_received_buffers():
+    payload = bytearray(np.arange(12, dtype=np.float32).tobytes())
+    tensor = hurray.from_numpy(np.frombuffer(payload, dtype=np.float32).copy())
+    data, _ = dumps5(tensor)
+    received = pickle.loads(data, buffers=[payload])
+    assert [view.obj for view in received.owner] == [payload]
+    assert received.buffers[0] == (address(payload), 48)
+    del payload, tensor
+    gc.collect()
+    assert np.asarray(received).tolist() == list(range(12))
+    # The owner's export pins the bytearray: it cannot be resized under the tensor.
+    with pytest.raises(BufferError):
+        received.owner[0].obj.append(0)
+
+
+# ---- read-only, and numpy's writability rules -------------------------------
+
+
+def _numpy_writeable(array, protocol, wrap):
+    buffers = []
+    kwargs = {"buffer_callback": buffers.append} if wrap else {}
+    data = pickle.dumps(array, protocol=protocol, **kwargs)
+    return pickle.loads(data, buffers=[wrap(b.raw()) for b in buffers] if wrap else None).flags.writeable
+
+
+@pytest.mark.parametrize("source_readonly", [False, True])
+@pytest.mark.parametrize(
+    "protocol, wrap",
+    [(4, None), (5, None), (5, bytes), (5, bytearray), (5, lambda view: view)],
+    ids=["p4", "p5-in-band", "p5-bytes", "p5-bytearray", "p5-same-memory"],
+)
+def test_writability_follows_numpy_and_read_only_stays_read_only(source_readonly, protocol, wrap):
+    array = np.arange(8, dtype=np.float32)
+    array.flags.writeable = not source_readonly
+    tensor = hurray.from_numpy(array)
+    assert tensor.readonly == source_readonly
+    buffers = []
+    kwargs = {"buffer_callback": buffers.append} if wrap else {}
+    data = pickle.dumps(tensor, protocol=protocol, **kwargs)
+    received = pickle.loads(data, buffers=[wrap(b.raw()) for b in buffers] if wrap else None)
+    if source_readonly:
+        assert received.readonly
+        assert not np.asarray(received).flags.writeable
+    else:
+        assert received.readonly == (not _numpy_writeable(array, protocol, wrap))
+    assert np.asarray(received).tolist() == array.tolist()
+
+
+def test_read_only_tensor_stays_read_only_over_writable_received_memory():
+    tensor = SAMPLES["plain-readonly"]
+    data, buffers = dumps5(tensor)
+    received = pickle.loads(data, buffers=[bytearray(b.raw()) for b in buffers])
+    assert received.readonly
+    with pytest.raises(ValueError):
+        np.asarray(received)[0, 0] = 1.0
+
+
+# ---- copy and deepcopy -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy])
+def test_copy_and_deepcopy_copy_the_memory_like_numpy(name, how):
+    tensor = SAMPLES[name]
+    duplicate = how(tensor)
+    assert duplicate.descriptor == tensor.descriptor
+    assert raw(duplicate) == raw(tensor)
+    for i in range(len(tensor.buffers)):
+        assert not np.shares_memory(duplicate.buffer(i), tensor.buffer(i))
+    # numpy: a copy of a read-only array is writable.
+    frozen = np.ones(2)
+    frozen.flags.writeable = False
+    assert how(frozen).flags.writeable
+    assert not duplicate.readonly
+    duplicate.buffer(0)[:] = 0
+    assert not np.array_equal(duplicate.buffer(0), tensor.buffer(0)) or not tensor.buffer(0).any()
+
+
+def test_deepcopy_of_a_container_copies_each_tensor_once():
+    tensor = SAMPLES["affine"]
+    pair = copy.deepcopy([tensor, tensor])
+    assert pair[0] is pair[1] and pair[0] is not tensor
+    assert copy.copy([tensor])[0] is tensor  # a shallow copy of a list copies no element
+
+
+# ---- bad input ---------------------------------------------------------------
+
+
+def test_missing_out_of_band_buffers():
+    tensor = SAMPLES["affine"]
+    data, buffers = dumps5(tensor)
+    # Too few or none at all: pickle itself stops before any Hurray code runs.
+    with pytest.raises(pickle.UnpicklingError):
+        pickle.loads(data)
+    with pytest.raises(pickle.UnpicklingError):
+        pickle.loads(data, buffers=buffers[:2])
+    # A placeholder where a buffer should be reaches Hurray, which refuses it.
+    with pytest.raises(CorruptError, match="buffer 1 is a NoneType, not a usable buffer"):
+        pickle.loads(data, buffers=[buffers[0], None, buffers[2]])
+    released = pickle.PickleBuffer(bytearray(buffers[1].raw()))
+    released.release()
+    with pytest.raises(CorruptError, match="buffer 1 is a PickleBuffer, not a usable buffer"):
+        pickle.loads(data, buffers=[buffers[0], released, buffers[2]])
+    # A state that lists fewer buffers than it checks.
+    state = state_of(tensor)
+    state[4] = state[4][:2]
+    with pytest.raises(CorruptError, match="do not pair up"):
+        pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_too_short_buffers():
+    tensor = SAMPLES["mx"]
+    data, buffers = dumps5(tensor)
+    for i in range(len(buffers)):
+        cut = [b.raw() for b in buffers]
+        cut[i] = cut[i][:-1]
+        with pytest.raises(CorruptError, match=f"buffer {i} holds"):
+            pickle.loads(data, buffers=cut)
+    # Lengths recorded to match short buffers: the C check of the spans still refuses them.
+    state = state_of(tensor)
+    short = [b.raw().tobytes()[:-8] for b in state[4]]
+    state[3] = tuple((len(b), _fingerprint(memoryview(b))) for b in short)
+    state[4] = tuple(short)
+    with pytest.raises(BufferTooSmallError):
+        pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_reordered_buffers_of_different_sizes():
+    tensor = SAMPLES["affine"]  # int8 values, float32 scales, int8 zero points
+    data, buffers = dumps5(tensor)
+    with pytest.raises(CorruptError, match="out of order"):
+        pickle.loads(data, buffers=buffers[::-1])
+
+
+def test_reordered_buffers_of_the_same_size():
+    # Per-axis int8 with float32 scales and int32 zero points: 32 bytes each.
+    rng = np.random.default_rng(1)
+    arrays = (
+        rng.integers(-128, 128, (8, 8), dtype=np.int8),
+        rng.uniform(0.1, 1.0, 8).astype(np.float32),
+        rng.integers(-5, 5, 8, dtype=np.int32),
+    )
+    descriptor = hurray.Descriptor.build(
+        "int8", (8, 8), scheme="affine", granularity="per_axis", axis=0,
+        parts={"values": ("int8", 0), "scale": ("float32", 1), "zero_point": ("int32", 2)},
+    )
+    tensor = Tensor(descriptor, [(a.__array_interface__["data"][0], a.nbytes) for a in arrays], owner=arrays)
+    assert tensor.buffers[1][1] == tensor.buffers[2][1]
+    assert pickle.loads(pickle.dumps(tensor, protocol=5)).dequantize().tobytes() == tensor.dequantize().tobytes()
+    data, buffers = dumps5(tensor)
+    with pytest.raises(CorruptError, match="buffer 1 does not match"):
+        pickle.loads(data, buffers=[buffers[0], buffers[2], buffers[1]])
+
+
+def test_mismatched_versions_in_the_state():
+    tensor = SAMPLES["plain"]
+    state = state_of(tensor, 4)
+    for versions, error in (
+        ((3, ENCODING_VERSION), AbiVersionError),
+        ((5, ENCODING_VERSION), AbiVersionError),
+        ((hurray.C_ABI_VERSION, ENCODING_VERSION + 1), UnsupportedError),
+        ((hurray.C_ABI_VERSION, 0), UnsupportedError),
+        ((hurray.C_ABI_VERSION,), CorruptError),
+        ("4.1", CorruptError),
+        (("4", "1"), CorruptError),
+        ((np.array([4, 4]), 1), CorruptError),
+        (None, CorruptError),
+    ):
+        state[0] = versions
+        with pytest.raises(error):
+            pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_descriptor_bytes_of_another_encoding_version_or_malformed():
+    tensor = SAMPLES["plain"]
+    state = state_of(tensor, 4)
+    encoded = bytearray(state[1])
+    encoded[4:6] = (ENCODING_VERSION + 1).to_bytes(2, "little")
+    state[1] = bytes(encoded)
+    with pytest.raises(UnsupportedError, match="encoding version"):
+        pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+    state[1] = b"HRYD" + ENCODING_VERSION.to_bytes(2, "little") + bytes(38)  # total length 0
+    with pytest.raises(InvalidDescriptorError):
+        pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+    state[1] = None
+    with pytest.raises(HurrayError):
+        pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_malformed_state_fields():
+    tensor = SAMPLES["affine"]
+    for field, value in (
+        (2, 1), (3, [(1, 2)] * 3), (3, ((1, 2),) * 3), (3, ((1.0, 2),) * 3), (4, list("abc")), (5, 1), (5, None),
+    ):
+        state = state_of(tensor, 4)
+        state[field] = value
+        with pytest.raises(CorruptError):
+            pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_buffer_changed_at_an_edge_after_pickling_is_refused():
+    array = np.arange(1000, dtype=np.int32)
+    tensor = hurray.from_numpy(array)
+    data, buffers = dumps5(tensor)
+    array[-1] = -1
+    with pytest.raises(CorruptError, match="changed after pickling"):
+        pickle.loads(data, buffers=buffers)
+
+
+def test_strided_received_buffer_is_compacted_once():
+    array = np.arange(16, dtype=np.uint8)
+    tensor = hurray.from_numpy(array)
+    data, _ = dumps5(tensor)
+    spread = np.zeros(32, dtype=np.uint8)
+    spread[::2] = array
+    received = pickle.loads(data, buffers=[memoryview(spread)[::2]])
+    assert np.asarray(received).tolist() == list(range(16))
+    assert not np.shares_memory(received.buffer(0), spread)
+    assert isinstance(received, Tensor)
