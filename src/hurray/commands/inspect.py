@@ -6,7 +6,7 @@ import sys
 from ..errors import HurrayError
 
 NAME = "inspect"
-HELP = "list the tensors of a hurray-io file"
+HELP = "list the tensors of a hurray-io, GGUF or safetensors file"
 
 
 def add_arguments(parser):
