@@ -226,7 +226,7 @@ class GGUFFile(TensorMap):
         type_name = _type_name(number)
         if type_name is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {number}, which is unknown")
-        block = _gguf.GGML_TYPES.get(type_name.lower())
+        block = _gguf.GGML_BLOCKS.get(type_name.lower())
         if type_name not in _PLAIN and block is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {type_name}, which Hurray has no descriptor for")
         shape = tuple(info.shape[0:info.rank])

@@ -37,7 +37,7 @@ def _plan(name, tensor):
     if len(shape) > 4:
         raise _refuse(name, f"{len(shape)} dimensions (GGUF has at most 4)")
     if desc.scheme == "ggml":
-        number = _gguf.GGML_TYPES[desc.ggml_type][0]
+        number = _gguf.GGML_BLOCKS[desc.ggml_type][0]
         canonical = Descriptor.build("uint8", shape, scheme="ggml", ggml_type=desc.ggml_type)
         if canonical != desc:
             raise _refuse(name, "its GGML blocks do not start at byte 0 of one buffer")
