@@ -1,7 +1,7 @@
 """Build libhurray (one shared library) and the two extensions linked to it.
 
 `pip install .` compiles native/src/*.c into hurray/_native/lib/libhurray.so,
-copies hurray.h and hurray_io.h to hurray/_native/include/, then builds the cffi module
+copies hurray.h, hurray_io.h and hurray_gguf.h to hurray/_native/include/, then builds the cffi module
 hurray._ffi and the C extension hurray._protocol against that same library,
 found at run time through an $ORIGIN-relative rpath.
 """
@@ -26,7 +26,7 @@ class BuildWithLibhurray(build_ext):
         include_dir = os.path.join(package_dir, "_native", "include")
         self._build_library(lib_dir)
         os.makedirs(include_dir, exist_ok=True)
-        for header in ("hurray.h", "hurray_io.h"):
+        for header in ("hurray.h", "hurray_io.h", "hurray_gguf.h"):
             shutil.copy2(os.path.join(NATIVE_INCLUDE, header), include_dir)
         for ext in self.extensions:
             ext.include_dirs.append(NATIVE_INCLUDE)

@@ -211,7 +211,10 @@ def main(argv=None):
     c = c_codec()
     rows = targets(py, c)
     pickled, pickle_rows = pickle_bench.run(measure, args.rounds, args.calls)  # bench/pickle_bench.py
-    text = table({**py, **pickled}, c, rows + pickle_rows)
+    from model_files_bench import model_files  # issue 13's targets, in their own module
+
+    file_rows, file_table = model_files(args.rounds, (256 if args.rounds > 1 else 16) << 20)
+    text = table({**py, **pickled}, c, rows + pickle_rows + file_rows) + "\n" + file_table
     from io_bench import io_section  # hurray-io: files and frames (bench/io_bench.py)
 
     text += "\n\n" + (io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section())

@@ -3,13 +3,14 @@
 # SECONDS (default 60; env HURRAY_FUZZ_SECONDS when no argument).
 #
 # HURRAY_FUZZ_TARGET picks the target: "descriptor" (the default,
-# fuzz/descriptor_fuzz.c) or "io" (fuzz/io_fuzz.c, the hurray-io file and
-# frame readers, built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
+# fuzz/descriptor_fuzz.c), "io" (fuzz/io_fuzz.c, the hurray-io file and
+# frame readers, built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) or
+# "gguf" (fuzz/gguf_fuzz.c, the GGUF index of hurray_gguf.h).
 #
 # Seeds: descriptor, tests/vectors/*.hex, converted to binary in a temporary
-# corpus; io, fuzz/io_seeds/*. Every saved reproducer (descriptor:
-# tests/vectors/regressions/*.bin, io: fuzz/io_regressions/*.bin) is
-# replayed first.
+# corpus; io and gguf, fuzz/TARGET_seeds/*. Every saved reproducer
+# (descriptor: tests/vectors/regressions/*.bin, others:
+# fuzz/TARGET_regressions/*.bin) is replayed first.
 # Prints libFuzzer's final "#N DONE cov: ..." line and its final stats;
 # exits non-zero on any finding (crash, sanitizer report, abort, leak,
 # timeout). A crashing input is kept under $HURRAY_FUZZ_BUILD/artifacts/.
@@ -37,7 +38,8 @@ main() {
     case "$target" in
         descriptor) max_len=2048; target_flags=""; regression_dir=tests/vectors/regressions ;;
         io) max_len=8192; target_flags="-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"; regression_dir=fuzz/io_regressions ;;
-        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor or io, got '$target'" >&2; exit 2 ;;
+        gguf) max_len=4096; target_flags=""; regression_dir=fuzz/gguf_regressions ;;
+        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor, io or gguf, got '$target'" >&2; exit 2 ;;
     esac
     build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
     clang="${CLANG:-clang}"
@@ -87,9 +89,9 @@ main() {
         corpus="$(mktemp -d "${TMPDIR:-/tmp}/hurray-fuzz-corpus.XXXXXX")"
         trap 'rm -rf "$corpus"' EXIT
     fi
-    if [[ "$target" == io ]]; then
-        cp fuzz/io_seeds/* "$corpus"/
-        echo "fuzz/run.sh: $(ls fuzz/io_seeds | wc -l) io seed(s)"
+    if [[ "$target" != descriptor ]]; then
+        cp "fuzz/${target}_seeds/"* "$corpus"/
+        echo "fuzz/run.sh: $(ls "fuzz/${target}_seeds" | wc -l) $target seed(s)"
     else
     # Hex vectors to binary: '#' starts a comment, whitespace is ignored.
     python3 - "$corpus" tests/vectors/*.hex <<'EOF'

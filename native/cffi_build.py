@@ -12,7 +12,7 @@ import re
 from cffi import FFI
 
 INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
-HEADERS = ("hurray.h", "hurray_io.h")  # in include order
+HEADERS = ("hurray.h", "hurray_io.h", "hurray_gguf.h")  # in include order
 
 # hurray-io frames over Python file objects (src/hurray/io/frames.py): C calls
 # these with the stream handle it was given; they match HurrayWriteFn and
@@ -43,4 +43,4 @@ def cdef_from_headers():
 
 ffibuilder = FFI()
 ffibuilder.cdef(cdef_from_headers() + PYTHON_CALLBACKS)
-ffibuilder.set_source("hurray._ffi", '#include "hurray_io.h"')
+ffibuilder.set_source("hurray._ffi", '#include "hurray_io.h"\n#include "hurray_gguf.h"')

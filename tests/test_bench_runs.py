@@ -21,6 +21,8 @@ def test_bench_runs_and_reports_every_target():
         "3-buffer quantized / 1-buffer plain",
         "C decode+destroy / DLManagedTensor baseline",
         "C: `decode_destroy_quantized`",
+        "load_gguf(path)[name]: 16 MiB file / one-tensor file",
+        "convert 16 MiB .safetensors -> .hurray / synced file copy",
         "## hurray-io (layer 5)",
         "hurray.save / np.save",
         "load()[name] / safe_open+get_tensor",

@@ -21,6 +21,8 @@ HEADER = ROOT / "native" / "include" / "hurray.h"
 IO_HEADER = ROOT / "native" / "include" / "hurray_io.h"
 C_FFI = DOCS / "impl" / "c-ffi.md"
 C_IO = DOCS / "impl" / "c-io.md"
+GGUF_HEADER = ROOT / "native" / "include" / "hurray_gguf.h"
+C_GGUF = DOCS / "impl" / "c-gguf.md"
 REGISTER = DOCS / "normative.md"
 COMPAT = ROOT / "COMPAT-MATRIX.md"
 NORMATIVE_DIRS = (DOCS / "adr", DOCS / "impl")
@@ -138,16 +140,26 @@ def test_every_header_function_is_explained_in_c_ffi():
     assert not unexplained, f"docs/impl/c-ffi.md declares but never explains: {', '.join(unexplained)}"
 
 
-def test_every_io_header_function_is_declared_and_explained_in_c_io():
-    functions = sorted(set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", read(IO_HEADER))))
-    assert len(functions) >= 17
-    text = read(C_IO)
+def assert_header_declared_and_explained(header, page, at_least):
+    """Every function `header` declares has a C declaration block on `page`, and is explained there."""
+    functions = sorted(set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", read(header))))
+    assert len(functions) >= at_least
+    text = read(page)
     declared = "\n".join(c_blocks(text))
     prose = " ".join(prose_paragraphs(text))
     undeclared = [f for f in functions if not re.search(rf"\b{f}\s*\(", declared)]
     unexplained = [f for f in functions if f not in prose and text.count(f) < 2]
-    assert not undeclared, f"docs/impl/c-io.md has no C declaration block for: {', '.join(undeclared)}"
-    assert not unexplained, f"docs/impl/c-io.md declares but never explains: {', '.join(unexplained)}"
+    where = page.relative_to(ROOT)
+    assert not undeclared, f"{where} has no C declaration block for: {', '.join(undeclared)}"
+    assert not unexplained, f"{where} declares but never explains: {', '.join(unexplained)}"
+
+
+def test_every_io_header_function_is_declared_and_explained_in_c_io():
+    assert_header_declared_and_explained(IO_HEADER, C_IO, 17)
+
+
+def test_every_gguf_header_function_is_declared_and_explained_in_c_gguf():
+    assert_header_declared_and_explained(GGUF_HEADER, C_GGUF, 7)
 
 
 def test_c_ffi_has_the_abi_version_table():

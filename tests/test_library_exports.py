@@ -1,5 +1,5 @@
-"""libhurray's exported symbols are exactly the functions hurray.h and
-hurray_io.h declare (nothing else: xxHash, vendored for hurray-io, stays
+"""libhurray's exported symbols are exactly the functions hurray.h,
+hurray_io.h and hurray_gguf.h declare (nothing else: xxHash, vendored for hurray-io, stays
 private), and the cffi module, whose cdef is derived from the headers,
 reaches them all."""
 import re
@@ -11,7 +11,7 @@ from hurray._ffi import lib
 
 def header_functions():
     names = set()
-    for header in ("hurray.h", "hurray_io.h"):
+    for header in ("hurray.h", "hurray_io.h", "hurray_gguf.h"):
         with open(hurray.get_include() + "/" + header, encoding="utf-8") as f:
             names |= set(re.findall(r"\b(hurray_[a-z0-9_]+)\s*\(", f.read()))
     return names

@@ -44,7 +44,20 @@ from .quantize import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402
 
 __all__ += ["from_gguf", "quantize_affine", "quantize_mx", "quantize_nvfp4", "to_gguf"]
 
+# Model files: GGUF and safetensors read zero-copy, and written (ADR-041).
+from .gguf_file import GGUFFile, load_gguf  # noqa: E402
+from .gguf_write import save_gguf  # noqa: E402
+from .safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
+
+__all__ += ["GGUFFile", "SafetensorsFile", "load_gguf", "load_safetensors", "save_gguf", "save_safetensors"]
+
 # Files and streams (layer 5): save/load named tensors, frames on pipes and sockets.
 from .io import File, load, read_frame, save, write_frame  # noqa: E402
 
 __all__ += ["File", "load", "read_frame", "save", "write_frame"]
+
+# Conversion between .gguf, .safetensors and .hurray files (hurray.convert is the function;
+# its module stays importable as hurray.convert through sys.modules).
+from .convert import convert  # noqa: E402
+
+__all__ += ["convert"]

@@ -1,7 +1,7 @@
 """python -m hurray: build flags for C, versions, and commands on hurray-io files.
 
-``python -m hurray --cflags --libs`` prints what a C build needs (hurray.h and
-hurray_io.h); ``--version`` the versions; ``python -m hurray COMMAND ...``
+``python -m hurray --cflags --libs`` prints what a C build needs (hurray.h,
+hurray_io.h and hurray_gguf.h); ``--version`` the versions; ``python -m hurray COMMAND ...``
 runs a command (see hurray/commands/).
 """
 import argparse

@@ -5,7 +5,7 @@ _NATIVE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
 
 
 def get_include():
-    """The directory holding hurray.h and hurray_io.h, for compiling C code against hurray-ffi."""
+    """The directory holding hurray.h, hurray_io.h and hurray_gguf.h, for compiling C code against hurray-ffi."""
     return os.path.join(_NATIVE, "include")
 
 

@@ -5,9 +5,9 @@ of three kinds, chosen by an HTML comment on the line just before it:
 
 ``<!-- c: declarations -->`` (the default, no comment needed)
     Compiled with ``-c -Werror`` after ``#include "hurray_io.h"`` (which
-    includes hurray.h). A declaration that differs from the headers is a
-    conflicting redeclaration and fails; a ``hurray_*`` function neither
-    header declares fails too.
+    includes hurray.h) and ``#include "hurray_gguf.h"``. A declaration that
+    differs from the headers is a conflicting redeclaration and fails; a
+    ``hurray_*`` function no header declares fails too.
 ``<!-- c: program -->``
     A whole program: compiled and linked with the flags
     ``python -m hurray --cflags --libs`` prints (plus AddressSanitizer and
@@ -83,11 +83,11 @@ class Toolchain:
         return self._flags
 
     def header_functions(self):
-        """The hurray_* functions the installed hurray.h and hurray_io.h declare."""
+        """The hurray_* functions the installed hurray.h, hurray_io.h and hurray_gguf.h declare."""
         if self._header_functions is None:
             include = [f[2:] for f in self.flags() if f.startswith("-I")]
             functions = set()
-            for name in ("hurray.h", "hurray_io.h"):
+            for name in ("hurray.h", "hurray_io.h", "hurray_gguf.h"):
                 with open(os.path.join(include[0], name), encoding="utf-8") as header:
                     functions |= set(FUNCTION_NAME.findall(header.read()))
             self._header_functions = functions
@@ -179,8 +179,8 @@ class CBlockParser:
     def _declarations(self, example, workdir, namespace):
         unknown = sorted(set(FUNCTION_NAME.findall(example.source)) - self.toolchain.header_functions())
         if unknown:
-            return f"{_where(example)}: hurray.h and hurray_io.h declare no function named {', '.join(unknown)}"
-        src = self._source_file(example, workdir, prefix='#include "hurray_io.h"\n')
+            return f"{_where(example)}: no hurray header declares a function named {', '.join(unknown)}"
+        src = self._source_file(example, workdir, prefix='#include "hurray_io.h"\n#include "hurray_gguf.h"\n')
         cflags = [f for f in self.toolchain.flags() if f.startswith("-I")]
         result = _run([CC, *STRICT, *cflags, "-c", src, "-o", "example.o"], cwd=workdir)
         if result.returncode != 0:

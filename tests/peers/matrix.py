@@ -5,7 +5,7 @@ test_interop_versions.py parametrize over these constants, and
 test_interop_matrix.py::test_docs_table_matches_matrix checks that
 docs/interop.md shows exactly ``render_tables()``.
 """
-from . import cases
+from . import cases, model_files
 
 PEERS = ("hurray-python", "c-peer", "ctypes-binding")
 STATIC_PEER = "c-peer-static"
@@ -54,4 +54,8 @@ def render_tables():
             _row(["context", "what it is"] + list(CONSUMERS_OF_FORGED)), _row(["---"] * (2 + len(CONSUMERS_OF_FORGED)))]
     for forged_id, title, status in FORGED:
         out.append(_row([f"`{forged_id}`", title] + [f"`{STATUS_NAMES[status]}`"] * len(CONSUMERS_OF_FORGED)))
+    out += ["", "### Model files: GGUF and safetensors (tests/test_model_files_matrix.py)", "",
+            _row(["route", "checked"] + list(model_files.TYPES)), _row(["---"] * (2 + len(model_files.TYPES)))]
+    for _, title, checked in model_files.ROUTES:
+        out.append(_row([title, checked] + ["✓"] * len(model_files.TYPES)))
     return "\n".join(out)

@@ -3,6 +3,6 @@
 Each module has ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int`` (the exit status); __main__.py lists them in COMMANDS.
 """
-from . import inspect, verify
+from . import convert, inspect, verify
 
-COMMANDS = (inspect, verify)
+COMMANDS = (inspect, verify, convert)

@@ -6,11 +6,11 @@ import sys
 from ..errors import HurrayError
 
 NAME = "inspect"
-HELP = "list the tensors of a hurray-io file"
+HELP = "list the tensors of a hurray-io, GGUF or safetensors file"
 
 
 def add_arguments(parser):
-    parser.add_argument("file", help="a .hurray file")
+    parser.add_argument("file", help="a .hurray, .gguf or .safetensors file")
 
 
 def quantization(desc):
@@ -36,6 +36,10 @@ def describe(name, tensor):
 
 def run(args):
     from ..io import load
+    from .inspect_model import MODEL_EXTENSIONS, run as run_model
+
+    if args.file.lower().endswith(MODEL_EXTENSIONS):  # GGUF and safetensors files: see inspect_model
+        return run_model(args, describe)
 
     try:
         with load(args.file, verify=False) as f:

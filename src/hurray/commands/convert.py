@@ -1,0 +1,33 @@
+"""``python -m hurray convert IN OUT``: between .gguf, .safetensors and .hurray files, by extension.
+
+Exit status 0 when OUT was written; 1 when the conversion was refused (the
+message names the tensor and why) and OUT is untouched. A progress bar
+shows on a terminal.
+"""
+import sys
+
+from .._progress import Bar
+from ..convert import convert
+from ..errors import HurrayError
+
+NAME = "convert"
+HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension)"
+
+
+def add_arguments(parser):
+    parser.add_argument("source", help="the file to read (.gguf, .safetensors or .hurray)")
+    parser.add_argument("target", help="the file to write (.gguf, .safetensors or .hurray); replaced atomically")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, even on a terminal")
+
+
+def run(args, stderr=None):
+    stderr = sys.stderr if stderr is None else stderr
+    bar = Bar(f"{args.source} -> {args.target}", stderr)
+    try:
+        convert(args.source, args.target, progress=None if args.quiet else bar)
+    except HurrayError as exc:
+        print(f"hurray convert: {exc}", file=stderr)
+        return 1
+    finally:
+        bar.close()
+    return 0

@@ -1,0 +1,101 @@
+"""convert: between .gguf, .safetensors and .hurray files, judged by extension.
+
+Every tensor crosses exactly (ADR-041 says how safetensors holds what it has
+no dtype for); a tensor the target cannot hold (GGUF has no affine, MX or
+NVFP4 tensors, no strides, ...) or the source cannot give (a GGUF type
+Hurray has no descriptor for) is refused by name before the target is
+touched. Metadata values that are not strings become JSON text in
+safetensors and .hurray files, whose metadata maps strings to strings.
+"""
+import json
+import os
+from collections.abc import Mapping
+
+from .errors import InvalidArgumentError, UnsupportedError
+
+__all__ = ["FORMATS", "convert", "format_of", "open_model_file"]
+
+FORMATS = (".gguf", ".safetensors", ".hurray")
+
+
+def format_of(path):
+    """".gguf", ".safetensors" or ".hurray", from the path's extension."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in FORMATS:
+        raise InvalidArgumentError(f"{os.fspath(path)!r}: the extension {ext or '(none)'!r} is not one of "
+                                   f"{', '.join(FORMATS)}")
+    return ext
+
+
+def _hurray_io(name):
+    import hurray
+
+    function = getattr(hurray, name, None)
+    if function is None:
+        raise UnsupportedError(".hurray files need hurray-io (hurray.save and hurray.load), "
+                               "which this build lacks")
+    return function
+
+
+def open_model_file(path):
+    """The file at `path` as a read-only Mapping of Tensors with `.metadata`, by extension."""
+    ext = format_of(path)
+    if ext == ".gguf":
+        from .gguf_file import load_gguf
+        return load_gguf(path)
+    if ext == ".safetensors":
+        from .safetensors_file import load_safetensors
+        return load_safetensors(path)
+    return _hurray_io("load")(path)
+
+
+class _Counted(Mapping):
+    """The source's tensors, reporting (bytes handed over, bytes in all) as a writer takes them."""
+
+    def __init__(self, tensors, progress):
+        self._tensors = tensors
+        self._progress = progress
+        self._done = 0
+        self._total = sum(n for t in tensors.values() for _, n in t.buffers)
+
+    def __getitem__(self, name):
+        tensor = self._tensors[name]
+        if self._progress is not None:
+            self._done += sum(n for _, n in tensor.buffers)
+            self._progress(min(self._done, self._total), self._total)
+        return tensor
+
+    def __iter__(self):
+        return iter(self._tensors)
+
+    def __len__(self):
+        return len(self._tensors)
+
+
+def _string_metadata(metadata):
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}
+
+
+def _tensors(source):
+    """Every tensor of the source, so that a tensor it cannot give is refused before writing starts."""
+    return {name: source[name] for name in source}
+
+
+def convert(source_path, target_path, *, progress=None):
+    """Convert the file at `source_path` into `target_path`; the formats come from the extensions.
+
+    `progress`, if given, is called with (bytes done, bytes in all).
+    """
+    target = format_of(target_path)
+    with open_model_file(source_path) as source:
+        tensors = _tensors(source)
+        metadata = source.metadata
+        if target == ".gguf":
+            from .gguf_write import save_gguf
+            types = getattr(source, "metadata_types", None)
+            save_gguf(target_path, tensors, metadata=metadata, types=types, progress=progress)
+        elif target == ".safetensors":
+            from .safetensors_file import save_safetensors
+            save_safetensors(target_path, tensors, metadata=_string_metadata(metadata), progress=progress)
+        else:
+            _hurray_io("save")(target_path, _Counted(tensors, progress), metadata=_string_metadata(metadata))

@@ -1,0 +1,21 @@
+"""A short run of the GGUF index fuzzer (fuzz/gguf_fuzz.c through fuzz/run.sh: libFuzzer, ASan + UBSan).
+
+HURRAY_GGUF_FUZZ_SECONDS sets the length (default 15); `HURRAY_FUZZ_TARGET=gguf bash fuzz/run.sh 600`
+runs longer.
+"""
+import os
+import re
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SECONDS = int(os.environ.get("HURRAY_GGUF_FUZZ_SECONDS", "15"))
+
+
+def test_gguf_fuzzer_finds_nothing(tmp_path):
+    env = {**os.environ, "HURRAY_FUZZ_TARGET": "gguf", "HURRAY_FUZZ_BUILD": str(tmp_path / "build")}
+    result = subprocess.run(["bash", "fuzz/run.sh", str(SECONDS)], cwd=ROOT, capture_output=True, text=True,
+                            env=env, timeout=SECONDS + 600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^#\d+\s+DONE\s+cov: \d+", result.stdout, re.M), result.stdout
+    executions = int(re.search(r"^stat::number_of_executed_units:\s+(\d+)", result.stdout, re.M)[1])
+    assert executions >= 10_000, f"only {executions} executions in {SECONDS}s"
