@@ -1,5 +1,5 @@
 # make docs  -- build libhurray and the package into .venv, render the site (warnings are errors)
-# make test  -- the same set-up, then the Rust crate's tests (cargo test) and the whole pytest suite, docs included
+# make test  -- the same set-up, then the Rust crate's tests (cargo test), ruff and mypy (make lint), and the whole pytest suite, docs included
 # make bench -- the benchmarks (make fuzz, make soak: see below)
 
 PYTHON ?= python3
@@ -17,7 +17,7 @@ SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -nam
 CARGO ?= $(or $(shell command -v cargo 2>/dev/null),$(HOME)/.cargo/bin/cargo)
 RUST_CRATE := bindings/rust
 
-.PHONY: all install docs test rust-test bench clean
+.PHONY: all install docs test rust-test lint bench clean
 
 all: test
 
@@ -43,7 +43,13 @@ rust-test: install
 	cd $(RUST_CRATE) && PATH="$(dir $(CARGO)):$$PATH" HURRAY_PYTHON="$(abspath $(PY))" \
 		CARGO_TARGET_DIR="$(abspath $(RUST_CRATE))/target" $(CARGO) test --offline
 
-test: rust-test
+# ruff (lint, configured in pyproject.toml) and mypy (the package's types,
+# with the C extensions' .pyi stubs) before the suite.
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+test: rust-test lint
 	$(PY) -m pytest
 
 bench: install

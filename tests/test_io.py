@@ -16,7 +16,7 @@ import pytest
 import hurray
 from hurray.errors import ChecksumError, CorruptError, HurrayError, HurrayIOError, InvalidArgumentError
 from io_craft import Parsed, xxh3
-from io_kinds import as_tensor, assert_same, kinds
+from io_kinds import assert_same, kinds
 
 
 @pytest.fixture(scope="module")

@@ -141,7 +141,7 @@ class _Plan(NamedTuple):
 
 
 _NATIVE_PROTOCOL = "use the native protocol (__hurray__ / hurray.from_hurray), which keeps it"
-_PLANS = {}  # descriptor bytes -> _Plan
+_PLANS: dict[bytes, "_Plan"] = {}  # descriptor bytes -> _Plan
 _PLAN_CACHE_SIZE = 1024
 
 

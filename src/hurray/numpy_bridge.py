@@ -21,7 +21,7 @@ __all__ = ["from_numpy", "pack_tensor"]
 
 # dtype -> (dtype code, byte order code, packing code or None for the C
 # default); only dtypes Hurray has get an entry.
-_CODES = {}
+_CODES: dict[np.dtype, tuple[int, int, int | None]] = {}
 
 
 def _codes_of(dt):
@@ -92,7 +92,7 @@ def _from_numpy(array):
 # becomes a Tensor with no Python running; everything else, and every
 # refusal, is _from_numpy's. Tensor.__array__ is split the same way.
 _array_py = Tensor.__array__  # the Python half, kept for the tests
-Tensor.__array__ = _core.setup(
+Tensor.__array__ = _core.setup(  # type: ignore[method-assign]
     Tensor,
     Descriptor,
     _CODES,
@@ -104,7 +104,7 @@ Tensor.__array__ = _core.setup(
 )
 from_numpy = _core.from_numpy
 _buffer_py = Tensor.buffer  # the Python half, kept for the tests
-Tensor.buffer = _core.setup_memory(_buffer_py, check_spans)
+Tensor.buffer = _core.setup_memory(_buffer_py, check_spans)  # type: ignore[method-assign]
 
 
 def pack_tensor(array, packing="lsb_first"):

@@ -122,7 +122,7 @@ def _capsule_of(obj):
 # and equal bytes mean an equal descriptor, so tensors of one shape and type
 # share one; decoding again each time would cost more than the whole
 # capsule exchange. Bounded by clearing, which only costs re-decoding.
-_descriptors = {}
+_descriptors: dict[bytes, Descriptor] = {}
 _DESCRIPTOR_CACHE_SIZE = 256
 
 

@@ -20,7 +20,7 @@ __all__ = ["Tensor"]
 # {dtype code * 2 + byte order code: numpy dtype} for the builtin numpy
 # types this process has viewed: the table Tensor.__array__'s C half reads
 # (hurray._core, set up in numpy_bridge).
-NUMPY_DTYPES = {}
+NUMPY_DTYPES: dict[int, np.dtype] = {}
 
 
 def _spans(buffers):

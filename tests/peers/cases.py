@@ -66,7 +66,7 @@ class Case:
             axis=self.axis,
             block_size=self.block_size,
             ggml_type=0 if self.ggml_type is None else GGML[self.ggml_type],
-            parts=tuple((ROLE[r], DTYPE[d], b, o, LAYOUT[l]) for r, d, b, o, l in self.parts),
+            parts=tuple((ROLE[r], DTYPE[d], b, o, LAYOUT[lay]) for r, d, b, o, lay in self.parts),
         )
 
 

@@ -1,0 +1,36 @@
+# Types of hurray._core (src/hurray/_core.c), the hot path in C (ADR-046).
+from typing import Any, Callable
+
+import numpy as np
+
+from .descriptor import Descriptor
+from .tensor import Tensor
+
+class ViewBase:
+    tensor: Tensor
+
+def from_numpy(array: np.ndarray | np.generic, /) -> Tensor: ...
+def from_hurray(obj: Any, /) -> Tensor: ...
+def tensor_from_spans(
+    descriptor: Descriptor, spans: tuple[tuple[int, int], ...], owner: Any, readonly: bool, /
+) -> Tensor: ...
+def setup(
+    tensor: type,
+    descriptor: type,
+    numpy_codes: dict[Any, Any],
+    numpy_dtypes: dict[int, Any],
+    from_numpy: Callable[..., Any],
+    array: Callable[..., Any],
+    cast: Callable[..., Any],
+    ctype: Any,
+    /,
+) -> Callable[..., Any]: ...
+def setup_protocol(
+    from_hurray: Callable[..., Any], export: Callable[..., Any], consume: Callable[..., Any],
+    descriptors: dict[bytes, Any], /,
+) -> None: ...
+def setup_dlpack(
+    dlpack: Callable[..., Any], export: Callable[..., Any], plans: dict[bytes, Any],
+    cpu_device: tuple[int, int], /,
+) -> tuple[Callable[..., Any], Callable[..., Any]]: ...
+def setup_memory(buffer: Callable[..., Any], check_spans: Callable[..., Any], /) -> Callable[..., Any]: ...
