@@ -6,7 +6,9 @@ Every rule lives in the C library: building calls its setters then
 reads the fields back. A Descriptor never changes once made, so its encoding
 and its fields are read once and cached.
 """
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
 
 from . import dtypes as _dtypes
 from ._checks import U32, U64, int64, ints, uint
@@ -112,6 +114,11 @@ class Descriptor:
     # owns the C descriptor (a consumer's capsule, see _adopt_handed).
     # _address: the C descriptor's address as an int, for hurray._core.
     __slots__ = ("_handle", "_bytes", "_fields", "_box", "_address", "__weakref__")
+    _handle: Any
+    _bytes: Optional[bytes]
+    _fields: Optional[dict[str, Any]]
+    _box: Any
+    _address: Optional[int]
 
     def __init__(self, *args, **kwargs):
         raise TypeError("make a Descriptor with Descriptor.build(...) or Descriptor.decode(bytes)")
@@ -161,7 +168,7 @@ class Descriptor:
         return bytes(ffi.buffer(out, out_len[0]))
 
     @classmethod
-    def decode(cls, data):
+    def decode(cls, data: Any) -> Descriptor:
         """Decode and validate descriptor bytes (any bytes-like object)."""
         if type(data) is not bytes:
             try:
@@ -178,19 +185,19 @@ class Descriptor:
     @classmethod
     def build(
         cls,
-        dtype,
-        shape,
-        strides=None,
+        dtype: Any,
+        shape: Any,
+        strides: Any = None,
         *,
-        byte_order=None,
-        packing=None,
-        scheme="none",
-        granularity="none",
-        axis=0,
-        block_size=0,
-        ggml_type=None,
-        parts=None,
-    ):
+        byte_order: Optional[str] = None,
+        packing: Any = None,
+        scheme: Any = "none",
+        granularity: Any = "none",
+        axis: int = 0,
+        block_size: int = 0,
+        ggml_type: Any = None,
+        parts: Optional[dict[str, Any]] = None,
+    ) -> Descriptor:
         """Build and validate a descriptor.
 
         `dtype` is a Hurray name, code or numpy dtype; `strides` count
@@ -261,13 +268,13 @@ class Descriptor:
     # ---- the C handle --------------------------------------------------
 
     @property
-    def handle(self):
+    def handle(self) -> Any:
         """The borrowed ``HurrayDescriptor *`` (cffi pointer); valid until close()."""
         if self._handle is None:
             raise InvalidArgumentError("the descriptor is closed")
         return self._handle
 
-    def close(self):
+    def close(self) -> None:
         """Free the C descriptor now. Fields and encoding stay readable; close twice is fine."""
         if self._handle is None:
             return
@@ -286,14 +293,14 @@ class Descriptor:
 
     # ---- encoding and identity -----------------------------------------
 
-    def encode(self):
+    def encode(self) -> bytes:
         """The canonical descriptor bytes (encoded on first use, then kept)."""
         data = self._bytes
         if data is None:
             data = self._bytes = self._encode_in_c()
         return data
 
-    def __bytes__(self):
+    def __bytes__(self) -> bytes:
         return self.encode()
 
     def __eq__(self, other):
@@ -360,35 +367,35 @@ class Descriptor:
         return self._fields
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
         """The element type's name ("float32", "int4", ...)."""
         return self._read_fields()["dtype"]
 
     @property
-    def dtype_code(self):
+    def dtype_code(self) -> int:
         """The element type's HurrayDtype code."""
         return self._read_fields()["dtype_code"]
 
     @property
-    def bits(self):
+    def bits(self) -> int:
         """The width of one element in bits."""
         return _dtypes.dtype_bits(self.dtype_code)
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return self._read_fields()["shape"]
 
     @property
-    def strides(self):
+    def strides(self) -> tuple[int, ...]:
         """Strides in elements (not bytes); may be negative or zero."""
         return self._read_fields()["strides"]
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
     @property
-    def size(self):
+    def size(self) -> int:
         """The element count."""
         count = 1
         for n in self.shape:
@@ -396,46 +403,46 @@ class Descriptor:
         return count
 
     @property
-    def byte_order(self):
+    def byte_order(self) -> str:
         return self._read_fields()["byte_order"]
 
     @property
-    def packing(self):
+    def packing(self) -> str:
         return self._read_fields()["packing"]
 
     @property
-    def scheme(self):
+    def scheme(self) -> str:
         return self._read_fields()["scheme"]
 
     @property
-    def granularity(self):
+    def granularity(self) -> str:
         return self._read_fields()["granularity"]
 
     @property
-    def axis(self):
+    def axis(self) -> int:
         return self._read_fields()["axis"]
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
         return self._read_fields()["block_size"]
 
     @property
-    def ggml_type(self):
+    def ggml_type(self) -> Optional[str]:
         """The GGML block format ("q4_0", ...) or None."""
         return self._read_fields()["ggml_type"]
 
     @property
-    def parts(self):
+    def parts(self) -> dict[str, Part]:
         """{role name: Part}, in role order; a fresh dict each time."""
         return dict(self._read_fields()["parts"])
 
     @property
-    def byte_offset(self):
+    def byte_offset(self) -> int:
         """Where the values part starts in its buffer."""
         return self._read_fields()["parts"]["values"].byte_offset
 
     @property
-    def buffer_count(self):
+    def buffer_count(self) -> int:
         return self._read_fields()["buffer_count"]
 
     def __repr__(self):

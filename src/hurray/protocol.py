@@ -16,6 +16,10 @@ Cycles: the references a capsule (or a consumer tensor's holder) keeps to
 its producer are invisible to the cycle collector (design note D-NB2,
 decision 11).
 """
+from __future__ import annotations
+
+from typing import Any
+
 from . import _core, _protocol
 from . import numpy_bridge as _numpy_bridge  # noqa: F401  (sets up hurray._core first)
 from .descriptor import Descriptor
@@ -33,7 +37,7 @@ _CapsuleType = _protocol.CapsuleType
 _from_checked = Tensor._from_checked
 
 
-def to_capsule(tensor):
+def to_capsule(tensor: Tensor) -> Any:
     """Export ``tensor`` as a ``"hurray_tensor"`` capsule (what ``Tensor.__hurray__`` returns).
 
     The capsule shares the tensor's memory and holds the tensor alive until
@@ -55,7 +59,7 @@ def to_capsule(tensor):
     return _export(tensor._descriptor.encode(), tensor._buffers, tensor)
 
 
-def _from_hurray(obj):
+def _from_hurray(obj: Any) -> Tensor:
     """A :class:`hurray.Tensor` sharing the memory of ``obj``, through its ``__hurray__()``.
 
     ``obj`` may also be a ``"hurray_tensor"`` capsule itself, as a C

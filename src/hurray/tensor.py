@@ -5,7 +5,10 @@ strong reference to it. Spans are raw (address, nbytes) pairs, so the
 constructor always proves through ``hurray_descriptor_check_buffers`` that
 every byte the descriptor can reach lies inside them.
 """
+from __future__ import annotations
+
 import importlib
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -63,7 +66,9 @@ class Tensor:
     # first use; the descriptor and spans never change, so neither does it.
     __slots__ = ("_descriptor", "_buffers", "_owner", "_readonly", "_view", "__weakref__")
 
-    def __init__(self, descriptor, buffers, owner=None, *, readonly=False):
+    def __init__(
+        self, descriptor: Descriptor, buffers: Iterable[tuple[int, int]], owner: Any = None, *, readonly: bool = False
+    ) -> None:
         if not isinstance(descriptor, Descriptor):
             raise InvalidArgumentError(f"descriptor must be a hurray.Descriptor, not {type(descriptor).__name__}")
         spans = _spans(buffers)
@@ -102,46 +107,46 @@ class Tensor:
     # ---- what it is ----------------------------------------------------
 
     @property
-    def descriptor(self):
+    def descriptor(self) -> Descriptor:
         return self._descriptor
 
     @property
-    def buffers(self):
+    def buffers(self) -> tuple[tuple[int, int], ...]:
         """The (address, nbytes) spans, one per buffer."""
         return self._buffers
 
     @property
-    def owner(self):
+    def owner(self) -> Any:
         """The object keeping the memory alive (may be None for static memory)."""
         return self._owner
 
     @property
-    def readonly(self):
+    def readonly(self) -> bool:
         return self._readonly
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
         """The element type's name."""
         return self._descriptor.dtype
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return self._descriptor.shape
 
     @property
-    def strides(self):
+    def strides(self) -> tuple[int, ...]:
         """Strides in elements."""
         return self._descriptor.strides
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._descriptor.ndim
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self._descriptor.size
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         d = self._descriptor
         extra = "".join(
             f", {name}={value!r}"
@@ -157,7 +162,7 @@ class Tensor:
 
     # ---- memory --------------------------------------------------------
 
-    def buffer(self, i):
+    def buffer(self, i: int) -> np.ndarray:
         """Buffer `index` as a zero-copy 1-D uint8 array that keeps this tensor alive."""
         i = index(i, "buffer index")
         if not 0 <= i < len(self._buffers):
@@ -194,7 +199,7 @@ class Tensor:
         interface, dt, _ = self._view_plan(purpose)
         return _views.view(self, interface, dt, purpose)
 
-    def stored_values(self):
+    def stored_values(self) -> np.ndarray:
         """The stored values as a zero-copy array, without dequantizing.
 
         For a quantized tensor these are the codes (say int8 or int4), not
@@ -202,7 +207,7 @@ class Tensor:
         """
         return self._stored_view("Tensor.stored_values")
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
         plan = self._view
         if plan is None or plan[2]:
             d = self._descriptor
@@ -220,7 +225,7 @@ class Tensor:
             return view.astype(dtype)
         return view.copy() if copy else view
 
-    def unpack(self):
+    def unpack(self) -> np.ndarray:
         """The stored values as a new C-order array, sub-byte types one per byte.
 
         Works for every packing; the result has the numpy or ml_dtypes type of
@@ -239,35 +244,35 @@ class Tensor:
 
     # ---- delegated to their own modules ---------------------------------
 
-    def dequantize(self):
+    def dequantize(self) -> np.ndarray:
         """The real values as a new float32 array."""
         return _dequantize(self)
 
-    def to_gguf(self):
+    def to_gguf(self) -> bytes:
         """The GGML block bytes of a scheme-"ggml" tensor (see hurray.gguf)."""
         return _to_gguf(self)
 
-    def __hurray__(self):
+    def __hurray__(self) -> Any:
         """A "hurray_tensor" capsule sharing this tensor's memory (see hurray.protocol)."""
         return _to_capsule(self)
 
-    def __dlpack__(self, *args, **kwargs):
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return _to_dlpack(self, *args, **kwargs)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple[int, int]:
         return _dlpack_device(self)
 
     # ---- pickle and copy (see hurray.pickling) ---------------------------
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> Any:
         """Protocol 5: the buffers out-of-band, zero-copy; protocol 4 and below: in-band."""
         return _reduce_ex(self, protocol)
 
-    def __copy__(self):
+    def __copy__(self) -> Tensor:
         """A writable tensor over new copies of the buffers, like ndarray.__copy__."""
         return _copy_tensor(self)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: Any) -> Tensor:
         return _copy_tensor(self)
 
 
