@@ -162,3 +162,18 @@ def test_tensor_from_spans_in_c_proves_the_spans():
         _core.tensor_from_spans(d, ((a.ctypes.data, a.nbytes - 1),), a, False)
     with pytest.raises(InvalidArgumentError):
         _core.tensor_from_spans(d, ((a.ctypes.data, 16), (a.ctypes.data, 16)), a, False)
+
+
+def test_arguments_the_c_half_does_not_know_reach_python():
+    t = hurray.from_numpy(np.arange(4, dtype=np.int16))
+    np.asarray(t)
+    dlpack.to_dlpack(t, max_version=(1, 0))
+    assert t.__array__(np.float32).dtype == np.float32  # positional dtype
+    assert t.__array__(None, False).base.tensor is t  # positional, both plain
+    with pytest.raises(TypeError):
+        t.__array__(bogus=1)
+    with pytest.raises(TypeError):
+        t.__array__(None, None, None)
+    assert np.from_dlpack(hurray.from_dlpack(t.__dlpack__(None, max_version=(1, 0)))).tolist() == [0, 1, 2, 3]
+    with pytest.raises(TypeError):
+        t.__dlpack__(max_version=(1, 0), unknown=1)

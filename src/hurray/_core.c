@@ -392,6 +392,63 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
     return PyObject_CallOneArg(from_hurray_py, obj);
 }
 
+/* ---- arguments of the methods that have a Python half ------------------- */
+
+/* The arguments of a call as names[0..n) (positional ones first, at most
+ * npos of them), each Py_None when not given. 0 when they are exactly that;
+ * -1 (no exception set) for anything else -- an unknown or repeated
+ * keyword, too many positionals -- which the Python half then parses and
+ * refuses with its own message. */
+static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *const *names, int npos, int n, PyObject **out)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = NULL;
+    }
+    if (nargs > npos) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        out[i] = args[i];
+    }
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int j = 0;
+        while (j < n && PyUnicode_CompareWithASCIIString(name, names[j]) != 0) {
+            j++;
+        }
+        if (j == n || out[j] != NULL) {
+            return -1;
+        }
+        out[j] = args[nargs + k];
+    }
+    for (int i = 0; i < n; i++) {
+        if (out[i] == NULL) {
+            out[i] = Py_None;
+        }
+    }
+    return 0;
+}
+
+/* python(self, *args, **kwargs), passed on as they came. */
+static PyObject *call_python_half(PyObject *python, PyObject *self, PyObject *const *args,
+                                  size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *stack[16];
+    if (nargs + nkw + 1 > (Py_ssize_t)(sizeof stack / sizeof stack[0])) {
+        PyErr_SetString(PyExc_TypeError, "too many arguments");
+        return NULL;
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        stack[i + 1] = args[i];
+    }
+    return PyObject_Vectorcall(python, stack, (size_t)nargs + 1, kwnames);
+}
+
 /* ---- Tensor.__array__ --------------------------------------------------- */
 
 /* What a numpy view keeps alive: the tensor. One per view, so that two
@@ -542,34 +599,24 @@ PyDoc_STRVAR(array_doc,
 "\n"
 "A zero-copy view of the values (see Tensor.__array__); the plain case in C.");
 
-static PyObject *core_array(PyObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames)
 {
-    PyObject *dtype = Py_None, *copy = Py_None;
-    static char *names[] = {"dtype", "copy", NULL};
+    static const char *const names[] = {"dtype", "copy"};
+    PyObject *given[2];
     if (Py_TYPE(self) == tensor_type &&
-        PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", names, &dtype, &copy) &&
-        dtype == Py_None && (copy == Py_None || copy == Py_False)) {
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, 2, 2, given) == 0 &&
+        given[0] == Py_None && (given[1] == Py_None || given[1] == Py_False)) {
         PyObject *view = plain_view(self);
         if (view != NULL || PyErr_Occurred()) {
             return view;
         }
     }
-    PyErr_Clear(); /* a bad argument: the Python path says so */
-    PyObject *call = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
-    if (call == NULL) {
-        return NULL;
-    }
-    PyTuple_SET_ITEM(call, 0, Py_NewRef(self));
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
-        PyTuple_SET_ITEM(call, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
-    }
-    PyObject *result = PyObject_Call(array_py, call, kwargs);
-    Py_DECREF(call);
-    return result;
+    return call_python_half(array_py, self, args, nargsf, kwnames);
 }
 
 static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))core_array,
-                                   METH_VARARGS | METH_KEYWORDS, array_doc};
+                                   METH_FASTCALL | METH_KEYWORDS, array_doc};
 
 /* ---- Tensor.buffer and checked construction ------------------------------ */
 
@@ -765,32 +812,22 @@ PyDoc_STRVAR(dlpack_doc,
 "A DLPack capsule sharing the tensor's memory (see hurray.dlpack); the plain\n"
 "zero-copy versioned case in C.");
 
-static PyObject *core_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *core_dlpack(PyObject *self, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames)
 {
-    PyObject *stream = Py_None, *max_version = Py_None, *device = Py_None, *copy = Py_None;
-    static char *names[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
+    PyObject *given[4];
     if (Py_TYPE(self) == tensor_type &&
-        PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:__dlpack__", names, &stream,
-                                    &max_version, &device, &copy) &&
-        stream == Py_None && (copy == Py_None || copy == Py_False) &&
-        (device == Py_None || PyObject_RichCompareBool(device, cpu_device, Py_EQ) == 1)) {
-        PyObject *capsule = plain_dlpack(self, max_version);
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, 1, 4, given) == 0 &&
+        given[0] == Py_None && (given[3] == Py_None || given[3] == Py_False) &&
+        (given[2] == Py_None || PyObject_RichCompareBool(given[2], cpu_device, Py_EQ) == 1)) {
+        PyObject *capsule = plain_dlpack(self, given[1]);
         if (capsule != NULL || PyErr_Occurred()) {
             return capsule;
         }
     }
-    PyErr_Clear(); /* a bad argument: the Python path says so */
-    PyObject *call = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
-    if (call == NULL) {
-        return NULL;
-    }
-    PyTuple_SET_ITEM(call, 0, Py_NewRef(self));
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
-        PyTuple_SET_ITEM(call, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
-    }
-    PyObject *result = PyObject_Call(dlpack_py, call, kwargs);
-    Py_DECREF(call);
-    return result;
+    PyErr_Clear(); /* a comparison that raised: the Python half says what is wrong */
+    return call_python_half(dlpack_py, self, args, nargsf, kwnames);
 }
 
 static PyObject *core_dlpack_device(PyObject *self, PyObject *unused)
@@ -801,7 +838,7 @@ static PyObject *core_dlpack_device(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef dlpack_method = {"__dlpack__", (PyCFunction)(void (*)(void))core_dlpack,
-                                    METH_VARARGS | METH_KEYWORDS, dlpack_doc};
+                                    METH_FASTCALL | METH_KEYWORDS, dlpack_doc};
 static PyMethodDef dlpack_device_method = {
     "__dlpack_device__", core_dlpack_device, METH_NOARGS,
     PyDoc_STR("__dlpack_device__() -> (kDLCPU, 0): Hurray tensors live in host memory.")};
