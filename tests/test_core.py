@@ -177,3 +177,15 @@ def test_arguments_the_c_half_does_not_know_reach_python():
     assert np.from_dlpack(hurray.from_dlpack(t.__dlpack__(None, max_version=(1, 0)))).tolist() == [0, 1, 2, 3]
     with pytest.raises(TypeError):
         t.__dlpack__(max_version=(1, 0), unknown=1)
+
+
+def test_decode_in_c_is_decode_in_python():
+    t = quantize_affine(np.ones((4, 8), np.float32), dtype="int8", axis=0)
+    data = t.descriptor.encode()
+    fast = hurray.Descriptor.decode(data)
+    assert fast._box is not None and fast.encode() is data  # decoded in C, owning its box
+    assert fast == t.descriptor and fast.parts == t.descriptor.parts
+    assert _core.decode(b"not a descriptor") is None  # refused: Python decodes to name the rule
+    with pytest.raises(hurray.errors.InvalidDescriptorError):
+        hurray.Descriptor.decode(b"not a descriptor")
+    assert hurray.Descriptor.decode(bytearray(data)) == fast  # bytes-like: the Python path

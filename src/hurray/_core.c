@@ -618,6 +618,35 @@ static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf
 static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))core_array,
                                    METH_FASTCALL | METH_KEYWORDS, array_doc};
 
+/* ---- Descriptor.decode -------------------------------------------------- */
+
+PyDoc_STRVAR(decode_doc,
+"decode(data, /) -> Descriptor or None\n"
+"\n"
+"Descriptor.decode for a bytes object, in C: hurray_descriptor_decode (which\n"
+"checks every rule), and a Descriptor owning the result, its encoding the\n"
+"bytes given. None when decode refuses: Descriptor.decode then decodes in\n"
+"Python to raise the error that names the rule.");
+
+static PyObject *core_decode(PyObject *module, PyObject *data)
+{
+    (void)module;
+    if (!PyBytes_CheckExact(data) || descriptor_type == NULL) {
+        Py_RETURN_NONE;
+    }
+    HurrayDescriptor *desc = NULL;
+    if (hurray_descriptor_decode((const uint8_t *)PyBytes_AS_STRING(data),
+                                 (uint64_t)PyBytes_GET_SIZE(data), &desc) != HURRAY_OK) {
+        Py_RETURN_NONE;
+    }
+    PyObject *descriptor = new_descriptor(desc); /* owns desc now, or freed it */
+    if (descriptor != NULL) {
+        /* decode accepts only what encode would write: data is the encoding. */
+        Py_SETREF(SLOT(descriptor, slot.bytes), Py_NewRef(data));
+    }
+    return descriptor;
+}
+
 /* ---- Tensor.buffer and checked construction ------------------------------ */
 
 /* Buffer i of a plain tensor as a 1-D uint8 array whose base keeps the
@@ -989,6 +1018,7 @@ static PyMethodDef core_methods[] = {
     {"setup", core_setup, METH_VARARGS, setup_doc},
     {"from_numpy", core_from_numpy, METH_O, from_numpy_doc},
     {"from_hurray", core_from_hurray, METH_O, from_hurray_doc},
+    {"decode", core_decode, METH_O, decode_doc},
     {"setup_protocol", core_setup_protocol, METH_VARARGS, setup_protocol_doc},
     {"setup_dlpack", core_setup_dlpack, METH_VARARGS, setup_dlpack_doc},
     {NULL, NULL, 0, NULL},

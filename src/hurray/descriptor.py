@@ -98,6 +98,17 @@ def _byte_order_code(dtype, byte_order):
     return code
 
 
+def _decode_in_c(data: bytes) -> Optional[Descriptor]:
+    """Descriptor.decode's C half (hurray._core.decode), bound on first use:
+    hurray._core imports this module, so it cannot be imported up front."""
+    global _decode_in_c
+    from . import numpy_bridge  # noqa: F401  (sets up hurray._core first)
+    from ._core import decode
+
+    _decode_in_c = decode  # type: ignore[assignment]
+    return decode(data)
+
+
 def _destroy(handle):
     box = ffi.new("HurrayDescriptor **", handle)
     lib.hurray_descriptor_destroy(box)
@@ -170,6 +181,10 @@ class Descriptor:
     @classmethod
     def decode(cls, data: Any) -> Descriptor:
         """Decode and validate descriptor bytes (any bytes-like object)."""
+        if cls is Descriptor and type(data) is bytes:
+            decoded = _decode_in_c(data)  # hurray._core: None when decode refuses
+            if decoded is not None:
+                return decoded
         if type(data) is not bytes:
             try:
                 data = memoryview(data).tobytes()
