@@ -160,15 +160,42 @@ PyDoc_STRVAR(export_doc,
 "to `owner` and drops it once. With `versioned` false the legacy\n"
 "\"dltensor\" form is made and `flags` must be 0.");
 
-static PyObject *dlpack_export(PyObject *module, PyObject *args)
+/* An int in 0 .. 255 (as PyArg_ParseTuple's "b" reads it). */
+static int read_byte(PyObject *obj, const char *what, unsigned char *out)
+{
+    long v = PyLong_AsLong(obj);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v < 0 || v > 255) {
+        PyErr_Format(PyExc_OverflowError, "%s %ld is outside 0 .. 255", what, v);
+        return -1;
+    }
+    *out = (unsigned char)v;
+    return 0;
+}
+
+/* Fast-call: the bridge exports on every np.from_dlpack(t), and parsing a
+ * format string cost as much as the rest of the export. */
+static PyObject *dlpack_export(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    PyObject *owner, *shape_seq, *strides_seq;
-    unsigned long long data, flags;
+    if (nargs != 8) {
+        return PyErr_Format(PyExc_TypeError, "export() takes 8 arguments (%zd given)", nargs);
+    }
+    PyObject *owner = args[0], *shape_seq = args[4], *strides_seq = args[5];
     unsigned char code, bits;
-    int versioned;
-    if (!PyArg_ParseTuple(args, "OKbbOOKp:export", &owner, &data, &code, &bits, &shape_seq,
-                          &strides_seq, &flags, &versioned)) {
+    unsigned long long data = PyLong_AsUnsignedLongLongMask(args[1]);
+    if (data == (unsigned long long)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    unsigned long long flags = PyLong_AsUnsignedLongLongMask(args[6]);
+    if (flags == (unsigned long long)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int versioned = PyObject_IsTrue(args[7]);
+    if (versioned < 0 || read_byte(args[2], "code", &code) < 0 ||
+        read_byte(args[3], "bits", &bits) < 0) {
         return NULL;
     }
     Py_ssize_t ndim = PySequence_Size(shape_seq);
@@ -509,7 +536,7 @@ static PyObject *dlpack_take(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef dlpack_methods[] = {
-    {"export", dlpack_export, METH_VARARGS, export_doc},
+    {"export", (PyCFunction)(void (*)(void))dlpack_export, METH_FASTCALL, export_doc},
     {"inspect", dlpack_inspect, METH_O, inspect_doc},
     {"take", dlpack_take, METH_VARARGS, take_doc},
     {"_owner_counters", hurray__py_owner_counters, METH_NOARGS,
