@@ -118,11 +118,24 @@ def test_a_closed_descriptor_is_left_to_python():
 def test_from_hurray_in_c_keeps_the_decoded_descriptor():
     t = hurray.from_numpy(np.arange(7, dtype=np.uint16))
     protocol._descriptors.clear()
-    back = hurray.from_hurray(t)
+    # A capsule: the descriptor consume() decoded and checked is kept, not decoded again.
+    back = hurray.from_hurray(t.__hurray__())
     kept = protocol._descriptors[t.descriptor.encode()]
-    assert back.descriptor is kept and kept._box is not None  # consume()'s own, not decoded again
-    assert hurray.from_hurray(t).descriptor is kept
+    assert back.descriptor is kept and kept._box is not None
+    assert hurray.from_hurray(t.__hurray__()).descriptor is kept
     assert np.array_equal(np.asarray(back), np.arange(7, dtype=np.uint16))
+    # A Tensor: its capsule is consumed (decoded and checked) all the same, and
+    # the consumer shares the producer's immutable Descriptor, whose bytes equal it.
+    assert hurray.from_hurray(t).descriptor is t.descriptor
+
+
+def test_from_hurray_in_c_checks_a_tensors_capsule_in_full():
+    # The Tensor shortcut still consumes the capsule: a refusal there is raised.
+    t = hurray.from_numpy(np.arange(4, dtype=np.float32))
+    t.descriptor.encode()
+    bad = Tensor._from_checked(t.descriptor, ((t.buffers[0][0], 4),), t)  # spans too short
+    with pytest.raises(hurray.errors.BufferTooSmallError):
+        hurray.from_hurray(bad)
 
 
 def test_dlpack_in_c_gives_what_python_gives():

@@ -25,6 +25,7 @@
 #include <numpy/arrayobject.h>
 
 #include <stdint.h>
+#include <string.h>
 
 #include "hurray.h"
 
@@ -307,8 +308,11 @@ static PyObject *encoding_of(PyObject *descriptor)
 }
 
 /* The consumer's half of from_hurray: consume the capsule, keep (or find)
- * its descriptor, make the Tensor. As protocol.from_hurray. */
-static PyObject *consume_to_tensor(PyObject *capsule)
+ * its descriptor, make the Tensor. As protocol.from_hurray. `known` (or
+ * NULL) is the producer's Descriptor, whose encoding is `known_bytes`: when
+ * the capsule's descriptor decodes to the same bytes, the consumer shares
+ * that immutable Descriptor instead of looking one up. */
+static PyObject *consume_to_tensor(PyObject *capsule, PyObject *known, PyObject *known_bytes)
 {
     PyObject *got = PyObject_CallOneArg(consume_fn, capsule);
     if (got == NULL) {
@@ -319,7 +323,14 @@ static PyObject *consume_to_tensor(PyObject *capsule)
     PyObject *spans = PyTuple_GET_ITEM(got, 2);
     PyObject *holder = PyTuple_GET_ITEM(got, 3);
     PyObject *handed = PyTuple_GET_ITEM(got, 4);
-    PyObject *descriptor = PyDict_GetItemWithError(descriptors, bytes);
+    PyObject *descriptor = NULL;
+    if (known != NULL && PyBytes_GET_SIZE(bytes) == PyBytes_GET_SIZE(known_bytes) &&
+        memcmp(PyBytes_AS_STRING(bytes), PyBytes_AS_STRING(known_bytes),
+               (size_t)PyBytes_GET_SIZE(bytes)) == 0) {
+        descriptor = known; /* equal bytes, equal descriptor: consume() checked them */
+    } else {
+        descriptor = PyDict_GetItemWithError(descriptors, bytes);
+    }
     if (descriptor != NULL) {
         Py_INCREF(descriptor); /* the handed one dies with got */
     } else if (PyErr_Occurred()) {
@@ -382,12 +393,12 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
         if (capsule == NULL) {
             return NULL;
         }
-        PyObject *tensor = consume_to_tensor(capsule);
+        PyObject *tensor = consume_to_tensor(capsule, descriptor, bytes);
         Py_DECREF(capsule);
         return tensor;
     }
     if (PyCapsule_CheckExact(obj)) {
-        return consume_to_tensor(obj);
+        return consume_to_tensor(obj, NULL, NULL);
     }
     return PyObject_CallOneArg(from_hurray_py, obj);
 }
