@@ -167,7 +167,7 @@ def io_section(rounds=5, count=64, nbytes=4 * MIB):
         f"Written by `bench/io_bench.py`: {count} float32 tensors of {nbytes // MIB if nbytes >= MIB else nbytes} "
         f"{'MiB' if nbytes >= MIB else 'B'} ({total // MIB} MiB), page cache warm, best of {rounds} interleaved rounds "
         f"(the one-tensor cases: the mean of {REPEAT} calls per round).",
-        "`hurray.save` syncs the file and its directory before and after the rename "
+        "`hurray.save` syncs the file before the rename and its directory after it "
         "(ADR-039 § 6); `np.save` and `save_file` do not sync at all.",
         "",
         "| case | seconds | GB/s |",
