@@ -207,7 +207,7 @@ def test_writer_refuses_clashing_names_and_bad_metadata(tmp_path):
         hurray.save_safetensors(path, {"__metadata__": q})
     with pytest.raises(InvalidArgumentError, match="Mapping"):
         hurray.save_safetensors(path, [q])
-    with pytest.raises(InvalidArgumentError, match="not a hurray.Tensor"):
+    with pytest.raises(InvalidArgumentError, match="expected a hurray.Tensor"):
         hurray.save_safetensors(path, {"w": object()})
     assert path.read_bytes() == b"untouched"
     assert os.listdir(tmp_path) == ["x.safetensors"]  # no temporary file left behind

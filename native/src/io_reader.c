@@ -517,40 +517,76 @@ HurrayStatus hurray_reader_metadata_get(const HurrayReader *reader, uint64_t ind
 
 /* ---- tensors ------------------------------------------------------------ */
 
-/* The frame of entry e, parsed from the mapping, with everything outside the
- * buffers checked: header, layout, name, padding, stored checksum. */
-static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrameLayout *l)
+/* Zero bytes at [offset, offset + len) of the file, read with pread. */
+static HurrayStatus check_zero_at(const HurrayReader *r, uint64_t offset, uint64_t len,
+                                  const char *what)
 {
-    const uint8_t *p = (const uint8_t *)r->map->base + e->offset;
-    HURRAY__TRY(hurray__frame_header_decode(p, l));
+    uint8_t chunk[4096];
+    while (len > 0) {
+        uint64_t n = len < sizeof chunk ? len : sizeof chunk;
+        HURRAY__TRY(read_at(r->fd, chunk, n, offset, what));
+        if (!hurray__all_zero(chunk, n)) {
+            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: %s at %llu is not zero", what,
+                                (unsigned long long)offset);
+        }
+        offset += n;
+        len -= n;
+    }
+    return HURRAY_OK;
+}
+
+/* The frame of entry e, with everything outside its buffers checked:
+ * header, layout, name, padding, stored checksum. These parts are read with
+ * pread, not through the mapping: a small read costs less than the page
+ * faults (and the unmapping of faulted pages), and taking one tensor then
+ * maps no page of it until its memory is used. *prefix gets the frame's
+ * first data_offset bytes (header to descriptor padding), in the caller's
+ * stack buffer when they fit, else in memory to free. */
+static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrameLayout *l,
+                              uint8_t *stack, size_t stack_len, uint8_t **prefix)
+{
+    uint64_t first = e->frame_len < stack_len ? e->frame_len : stack_len;
+    HURRAY__TRY(read_at(r->fd, stack, first, e->offset, "frame"));
+    *prefix = stack;
+    HURRAY__TRY(hurray__frame_header_decode(stack, l));
     if (l->frame_len != e->frame_len || l->align_log2 != r->align_log2) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu disagrees with the "
                             "index about its length or alignment", (unsigned long long)e->offset);
     }
-    if (HURRAY__FRAME_HEADER_LEN + 8 * (uint64_t)l->buffer_count > e->frame_len) {
+    if (HURRAY__FRAME_HEADER_LEN + 8 * (uint64_t)l->buffer_count > first) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu is shorter than its "
                             "header", (unsigned long long)e->offset);
     }
-    HURRAY__TRY(hurray__frame_layout_finish(p, p + HURRAY__FRAME_HEADER_LEN, l));
+    HURRAY__TRY(hurray__frame_layout_finish(stack, stack + HURRAY__FRAME_HEADER_LEN, l));
+    if (l->data_offset > first) {
+        /* A long name or descriptor: the prefix, whole, on the heap. */
+        uint8_t *heap = malloc((size_t)l->data_offset);
+        if (heap == NULL) {
+            return hurray__fail(HURRAY_ERROR_NO_MEMORY, "reader: cannot allocate");
+        }
+        *prefix = heap;
+        HURRAY__TRY(read_at(r->fd, heap, l->data_offset, e->offset, "frame"));
+    }
+    const uint8_t *p = *prefix;
     if (l->name_len != e->name_len || memcmp(p + l->name_offset, e->name, e->name_len) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu carries another name "
                             "than the index", (unsigned long long)e->offset);
     }
     uint64_t desc_end = l->descriptor_offset + l->descriptor_len;
-    if (!hurray__all_zero(p + desc_end, l->data_offset - desc_end) ||
-        !hurray__all_zero(p + l->end_offset + 8, l->frame_len - l->end_offset - 8)) {
+    if (!hurray__all_zero(p + desc_end, l->data_offset - desc_end)) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: padding in the frame at %llu is not "
                             "zero", (unsigned long long)e->offset);
     }
     for (uint32_t i = 0; i < l->buffer_count; i++) {
         uint64_t end = l->buffer_offset[i] + l->buffer_len[i];
         uint64_t next = i + 1 < l->buffer_count ? l->buffer_offset[i + 1] : l->end_offset;
-        if (!hurray__all_zero(p + end, next - end)) {
-            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: padding after buffer %u of the "
-                                "frame at %llu is not zero", i, (unsigned long long)e->offset);
-        }
+        HURRAY__TRY(check_zero_at(r, e->offset + end, next - end, "padding after a buffer"));
     }
-    if (!hurray__checksum_ok(e->checksum, hurray__le64(p + l->end_offset))) {
+    uint8_t end_block[8];
+    HURRAY__TRY(read_at(r->fd, end_block, 8, e->offset + l->end_offset, "frame checksum"));
+    HURRAY__TRY(check_zero_at(r, e->offset + l->end_offset + 8, l->frame_len - l->end_offset - 8,
+                              "padding after the frame checksum"));
+    if (!hurray__checksum_ok(e->checksum, hurray__le64(end_block))) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the frame at %llu and the index "
                             "disagree about its checksum", (unsigned long long)e->offset);
     }
@@ -639,12 +675,13 @@ static HurrayStatus read_frame_at(const HurrayReader *r, const Entry *e, int ver
 }
 
 static HurrayStatus mapped_pair(const HurrayReader *r, const Entry *e, const HurrayFrameLayout *l,
-                                HurrayTensorContext **out_context, HurrayBufferList **out_list)
+                                const uint8_t *prefix, HurrayTensorContext **out_context,
+                                HurrayBufferList **out_list)
 {
     const uint8_t *p = (const uint8_t *)r->map->base + e->offset;
+    const uint8_t *desc_bytes = prefix + l->descriptor_offset;
     HurrayDescriptor *desc = NULL;
-    HurrayStatus status = hurray_descriptor_decode(p + l->descriptor_offset, l->descriptor_len,
-                                                   &desc);
+    HurrayStatus status = hurray_descriptor_decode(desc_bytes, l->descriptor_len, &desc);
     if (status != HURRAY_OK) {
         return status;
     }
@@ -666,8 +703,8 @@ static HurrayStatus mapped_pair(const HurrayReader *r, const Entry *e, const Hur
     HurrayTensorContext *context = NULL;
     if (status == HURRAY_OK) {
         mapping_ref(r->map);
-        status = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, p + l->descriptor_offset,
-                                           l->descriptor_len, r->map, mapping_unref, &context);
+        status = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, desc_bytes, l->descriptor_len,
+                                           r->map, mapping_unref, &context);
         if (status != HURRAY_OK) {
             mapping_unref(r->map);
         }
@@ -696,11 +733,19 @@ HurrayStatus hurray_reader_tensor(const HurrayReader *reader, uint64_t index,
         return read_frame_at(reader, e, verify, out_context, out_list);
     }
     HurrayFrameLayout l;
-    HURRAY__TRY(map_frame(reader, e, &l));
-    if (verify) {
-        HURRAY__TRY(verify_mapped(reader, e, &l));
+    uint8_t stack[4096];
+    uint8_t *prefix = stack;
+    HurrayStatus status = map_frame(reader, e, &l, stack, sizeof stack, &prefix);
+    if (status == HURRAY_OK && verify) {
+        status = verify_mapped(reader, e, &l);
     }
-    return mapped_pair(reader, e, &l, out_context, out_list);
+    if (status == HURRAY_OK) {
+        status = mapped_pair(reader, e, &l, prefix, out_context, out_list);
+    }
+    if (prefix != stack) {
+        free(prefix);
+    }
+    return status;
 }
 
 HurrayStatus hurray_reader_verify(const HurrayReader *reader, uint64_t index)
@@ -716,8 +761,13 @@ HurrayStatus hurray_reader_verify(const HurrayReader *reader, uint64_t index)
         return HURRAY_OK;
     }
     HurrayFrameLayout l;
-    HURRAY__TRY(map_frame(reader, e, &l));
-    return verify_mapped(reader, e, &l);
+    uint8_t stack[4096];
+    uint8_t *prefix = stack;
+    HurrayStatus status = map_frame(reader, e, &l, stack, sizeof stack, &prefix);
+    if (prefix != stack) {
+        free(prefix);
+    }
+    return status == HURRAY_OK ? verify_mapped(reader, e, &l) : status;
 }
 
 uint32_t hurray_io_version(void)

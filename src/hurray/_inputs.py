@@ -1,24 +1,35 @@
-"""What the model-file writers accept as a tensor: a Tensor, a numpy array, or a producer of either protocol."""
+"""What the writers accept as a tensor: a Tensor, a numpy array, or a producer of either protocol.
+
+hurray.save, write_frame, save_safetensors and save_gguf all take their
+tensors through :func:`as_tensor`, so they accept and refuse alike.
+"""
 import numpy as np
 
 from .errors import InvalidArgumentError
-from .numpy_bridge import from_numpy
 from .tensor import Tensor
 
 __all__ = ["as_tensor"]
 
 
-def as_tensor(value, name, who):
-    """`value` as a Tensor, zero-copy; `who` and `name` go into the refusal of anything else."""
+def as_tensor(value, what):
+    """`value` as a Tensor, zero-copy: a Tensor itself, a numpy array, or anything
+    hurray.from_hurray or hurray.from_dlpack takes (a torch tensor, say).
+    `what` names the value in the refusal of anything else."""
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (np.ndarray, np.generic)):
+        from .numpy_bridge import from_numpy
+
         return from_numpy(value)
     if hasattr(value, "__hurray__"):
         from .protocol import from_hurray
+
         return from_hurray(value)
     if hasattr(value, "__dlpack__"):
         from .dlpack import from_dlpack
+
         return from_dlpack(value)
-    raise InvalidArgumentError(f"{who}: tensor {name!r} is a {type(value).__name__}, "
-                               "not a hurray.Tensor, numpy array or DLPack producer")
+    raise InvalidArgumentError(
+        f"{what} is a {type(value).__name__}: expected a hurray.Tensor, a numpy array, "
+        f"or an object with __hurray__ or __dlpack__"
+    )

@@ -130,7 +130,7 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
     for name, value in tensors.items():
         if not isinstance(name, str) or len(name.encode("utf-8")) > _MAX_NAME:
             raise InvalidArgumentError(f"save_gguf: tensor name {name!r} is not a str of at most {_MAX_NAME} bytes")
-        plans.append((name,) + _plan(name, as_tensor(value, name, "save_gguf")))
+        plans.append((name,) + _plan(name, as_tensor(value, f"save_gguf: tensor {name!r}")))
     # 32 is GGUF's default: the key is written only when the source stated one.
     kvs = [_kv("general.alignment", ALIGNMENT, _U32)] if stated else []
     for key, value in meta.items():

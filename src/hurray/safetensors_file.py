@@ -410,7 +410,7 @@ def save_safetensors(path, tensors, *, metadata=None, progress=None):
     for name, value in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
             raise InvalidArgumentError(f"save_safetensors: tensor name {name!r} is not a usable name")
-        tensor = as_tensor(value, name, "save_safetensors")
+        tensor = as_tensor(value, f"save_safetensors: tensor {name!r}")
         direct = _direct(tensor)
         if direct is not None:
             entries.append((name,) + direct)

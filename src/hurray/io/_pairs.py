@@ -8,8 +8,6 @@ the call that used it returns.
 """
 import contextlib
 
-import numpy as np
-
 from .._ffi import ffi, lib
 from ..descriptor import Descriptor
 from ..errors import InvalidArgumentError, check
@@ -83,29 +81,6 @@ def tensor_from_pair(context, buffer_list, cls=Tensor, verifier=None):
     if cls is Tensor:
         return Tensor._from_checked(desc, spans, owner)
     return cls._from_pair(desc, spans, owner)
-
-
-def as_tensor(value, what):
-    """`value` as a Tensor: a Tensor itself, a numpy array, or anything
-    hurray.from_hurray or hurray.from_dlpack takes (a torch tensor, say)."""
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, (np.ndarray, np.generic)):
-        from ..numpy_bridge import from_numpy
-
-        return from_numpy(value)
-    if hasattr(value, "__hurray__"):
-        from ..protocol import from_hurray
-
-        return from_hurray(value)
-    if hasattr(value, "__dlpack__"):
-        from ..dlpack import from_dlpack
-
-        return from_dlpack(value)
-    raise InvalidArgumentError(
-        f"{what} is a {type(value).__name__}: expected a hurray.Tensor, a numpy array, "
-        f"or an object with __hurray__ or __dlpack__"
-    )
 
 
 @contextlib.contextmanager

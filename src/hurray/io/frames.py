@@ -8,7 +8,8 @@ inside a callback is kept and re-raised once C has returned.
 """
 from .._ffi import ffi, lib
 from ..errors import check
-from ._pairs import as_tensor, borrowed_pair, tensor_from_pair, utf8
+from .._inputs import as_tensor
+from ._pairs import borrowed_pair, tensor_from_pair, utf8
 
 
 class _Stream:
