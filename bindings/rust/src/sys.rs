@@ -250,6 +250,16 @@ extern "C" {
     pub fn hurray_dtype_bits(dtype: u32, out: *mut u32) -> HurrayStatus;
     pub fn hurray_dtype_name(dtype: u32) -> *const c_char;
 
+    // ---- GGML block and layout facts
+    pub fn hurray_ggml_block(ggml_type: u32, out_elements: *mut u64, out_bytes: *mut u64) -> HurrayStatus;
+    pub fn hurray_ggml_name(ggml_type: u32) -> *const c_char;
+    pub fn hurray_layout_row_major_strides(
+        rank: u32,
+        shape: *const u64,
+        out_strides: *mut i64,
+    ) -> HurrayStatus;
+    pub fn hurray_layout_swizzled_128x4_count(rows: u64, cols: u64, out: *mut u64) -> HurrayStatus;
+
     // ---- HurrayTensorContext
     pub fn hurray_tensor_context_new(
         abi_version: u32,
