@@ -8,7 +8,7 @@ and its fields are read once and cached.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from . import dtypes as _dtypes
 from ._checks import U32, U64, int64, ints, uint
@@ -98,15 +98,10 @@ def _byte_order_code(dtype, byte_order):
     return code
 
 
-def _decode_in_c(data: bytes) -> Optional[Descriptor]:
-    """Descriptor.decode's C half (hurray._core.decode), bound on first use:
-    hurray._core imports this module, so it cannot be imported up front."""
-    global _decode_in_c
-    from . import numpy_bridge  # noqa: F401  (sets up hurray._core first)
-    from ._core import decode
-
-    _decode_in_c = decode  # type: ignore[assignment]
-    return decode(data)
+# Descriptor.decode's C half (hurray._core.decode; None when decode
+# refuses), set by hurray.numpy_bridge once hurray._core is set up. Until
+# then, and for anything but bytes, decode runs in Python through cffi.
+_decode_in_c: Optional[Callable[[bytes], Optional[Descriptor]]] = None
 
 
 def _destroy(handle):
@@ -181,8 +176,8 @@ class Descriptor:
     @classmethod
     def decode(cls, data: Any) -> Descriptor:
         """Decode and validate descriptor bytes (any bytes-like object)."""
-        if cls is Descriptor and type(data) is bytes:
-            decoded = _decode_in_c(data)  # hurray._core: None when decode refuses
+        if cls is Descriptor and type(data) is bytes and _decode_in_c is not None:
+            decoded = _decode_in_c(data)
             if decoded is not None:
                 return decoded
         if type(data) is not bytes:

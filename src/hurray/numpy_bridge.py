@@ -8,6 +8,7 @@ which holds whatever owns its memory.
 import numpy as np
 
 from . import _core
+from . import descriptor as _descriptor_module
 from . import dtypes as _dtypes
 from . import packing as _packing
 from . import tensor as _tensor
@@ -103,6 +104,7 @@ Tensor.__array__ = _core.setup(  # type: ignore[method-assign]
     ffi.typeof("HurrayDescriptor *"),
 )
 from_numpy = _core.from_numpy
+_descriptor_module._decode_in_c = _core.decode  # Descriptor.decode of bytes, in C
 _buffer_py = Tensor.buffer  # the Python half, kept for the tests
 Tensor.buffer = _core.setup_memory(_buffer_py, check_spans)  # type: ignore[method-assign]
 
