@@ -157,22 +157,35 @@ static int valid_utf8(const uint8_t *s, uint64_t len)
 }
 
 /* A string's span; its bytes are checked to lie in the file, and to be
- * UTF-8 when utf8 is set. */
-static HurrayStatus cursor_string(struct cursor *c, const char *what, int utf8, struct span *out)
+ * UTF-8 when utf8 is set. Messages name the string by what, or, when number
+ * is not NO_NUMBER, by what as a format with one %llu for number: a label is
+ * formatted only for a refusal, since formatting three per tensor cost more
+ * than the rest of the parse. */
+#define NO_NUMBER UINT64_MAX
+static HurrayStatus cursor_string(struct cursor *c, const char *what, uint64_t number, int utf8,
+                                  struct span *out)
 {
-    uint64_t len;
-    char label[96];
-    snprintf(label, sizeof label, "the length of %s", what);
-    HURRAY__TRY(cursor_uint(c, 8, label, &len));
-    snprintf(label, sizeof label, "%s (%llu bytes)", what, (unsigned long long)len);
-    HURRAY__TRY(cursor_need(c, len, label));
-    if (utf8 && !valid_utf8(c->data + c->at, len)) {
-        return hurray__fail(CORRUPT, "gguf: %s is not valid UTF-8", what);
+    if (c->size - c->at >= 8) {
+        uint64_t len = read_le(c->data + c->at, 8);
+        if (len <= c->size - c->at - 8 && (!utf8 || valid_utf8(c->data + c->at + 8, len))) {
+            out->offset = c->at + 8;
+            out->len = len;
+            c->at += 8 + len;
+            return HURRAY_OK;
+        }
     }
-    out->offset = c->at;
-    out->len = len;
-    c->at += len;
-    return HURRAY_OK;
+    char name[96], label[192];
+    if (number == NO_NUMBER) {
+        snprintf(name, sizeof name, "%s", what);
+    } else {
+        snprintf(name, sizeof name, what, (unsigned long long)number);
+    }
+    uint64_t len;
+    snprintf(label, sizeof label, "the length of %s", name);
+    HURRAY__TRY(cursor_uint(c, 8, label, &len));
+    snprintf(label, sizeof label, "%s (%llu bytes)", name, (unsigned long long)len);
+    HURRAY__TRY(cursor_need(c, len, label));
+    return hurray__fail(CORRUPT, "gguf: %s is not valid UTF-8", name);
 }
 
 /* Bytes of a fixed-size GGUF value type; 0 for strings, arrays and unknown types. */
@@ -192,7 +205,7 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
     }
     if (type == GGUF_TYPE_STRING) {
         struct span ignored;
-        return cursor_string(c, what, 0, &ignored);
+        return cursor_string(c, what, NO_NUMBER, 0, &ignored);
     }
     if (type != GGUF_TYPE_ARRAY) {
         return hurray__fail(CORRUPT, "gguf: %s has unknown value type %u", what, (unsigned)type);
@@ -303,9 +316,11 @@ static HurrayStatus read_kvs(struct cursor *c, HurrayGgufIndex *index)
         struct span key;
         uint64_t type;
         uint64_t start = c->at;
-        snprintf(label, sizeof label, "key %llu", (unsigned long long)i);
-        status = cursor_string(c, label, 1, &key);
+        status = cursor_string(c, "key %llu", i, 1, &key);
         if (status == HURRAY_OK) {
+            if (c->size - c->at < 4) { /* the label is read only by the refusal */
+                snprintf(label, sizeof label, "key %llu", (unsigned long long)i);
+            }
             status = cursor_uint(c, 4, label, &type);
         }
         if (status != HURRAY_OK) {
@@ -346,10 +361,8 @@ static HurrayStatus read_kvs(struct cursor *c, HurrayGgufIndex *index)
 
 static HurrayStatus read_tensor_info(struct cursor *c, uint64_t i, HurrayGgufTensor *t)
 {
-    char label[96];
     struct span name;
-    snprintf(label, sizeof label, "the name of tensor %llu", (unsigned long long)i);
-    HURRAY__TRY(cursor_string(c, label, 1, &name));
+    HURRAY__TRY(cursor_string(c, "the name of tensor %llu", i, 1, &name));
     t->name_offset = name.offset;
     t->name_len = name.len;
     int shown = (int)(name.len > 200 ? 200 : name.len);
