@@ -12,6 +12,7 @@ import pytest
 from support.cbuild import (
     C_TESTS,
     CC,
+    STRICT,
     assert_checks_passed,
     build_installed,
     build_sanitized,
@@ -22,7 +23,6 @@ from support.cbuild import (
     run_under_valgrind,
 )
 
-STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread"]
 # Valgrind is ~50x slower; divide the loop counts (100,000 cycles, 8 threads
 # x 20,000) by this so the run stays well under a minute.
 VALGRIND_SCALE = "10"

@@ -5,21 +5,19 @@ Built three ways like the core test: against the installed library with
 with the library sources compiled in under AddressSanitizer and UBSan, and
 run under valgrind memcheck.
 """
-import os
-import shutil
-
 import pytest
 
 from support.cbuild import (
     C_TESTS,
+    STRICT,
     assert_checks_passed,
     build_installed,
     build_sanitized,
     library_sources,
     run_checked,
+    run_sanitized,
+    run_under_valgrind,
 )
-
-STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread"]
 
 
 @pytest.fixture(scope="module")
@@ -38,22 +36,11 @@ def test_io_under_address_and_undefined_sanitizers(tmp_path):
     exe = build_sanitized(C_TESTS / "test_io.c", tmp_path / "test_io_sanitized", STRICT, sources)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    env = dict(os.environ)
-    env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
-    env["ASAN_OPTIONS"] = "detect_leaks=1"
-    result = run_checked([str(exe), str(scratch)], env=env, timeout=600)
-    assert "runtime error:" not in result.stderr and "Sanitizer" not in result.stderr, result.stderr
+    result = run_sanitized(exe, "detect_leaks=1", args=[scratch], timeout=600)
     assert_checks_passed(result, "test_io", more_than=100000)
 
 
 def test_io_under_valgrind(test_io_binary, tmp_path):
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        pytest.fail("valgrind is required for this test and is not installed")
-    env = dict(os.environ)
-    env["HURRAY_TEST_SCALE"] = "37"  # every 37th byte of the exhaustive loops
-    result = run_checked([valgrind, "--error-exitcode=99", "--leak-check=full",
-                          "--errors-for-leak-kinds=definite,indirect,possible",
-                          str(test_io_binary), str(tmp_path)], env=env, timeout=600)
-    assert "ERROR SUMMARY: 0 errors" in result.stderr, result.stderr
+    # every 37th byte of the exhaustive loops
+    result = run_under_valgrind(test_io_binary, "37", 600, args=[tmp_path])
     assert_checks_passed(result, "test_io", more_than=1000)

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 C_TESTS = ROOT / "tests" / "c"
 NATIVE = ROOT / "native"
 CC = os.environ.get("CC", "cc")
+# The warnings every C test program is built with.
+STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
 
 
@@ -65,28 +67,28 @@ def build_sanitized(source, output, flags, sources):
     return output
 
 
-def run_sanitized(program, asan_options):
-    """Runs a build_sanitized() program at full scale; any sanitizer report fails."""
+def run_sanitized(program, asan_options, args=(), timeout=300):
+    """Runs a build_sanitized() program (with `args`) at full scale; any sanitizer report fails."""
     env = dict(os.environ)
     env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
     env["ASAN_OPTIONS"] = asan_options
     env.pop("HURRAY_TEST_SCALE", None)
-    result = run_checked([str(program)], env=env, timeout=300)
+    result = run_checked([str(program), *map(str, args)], env=env, timeout=timeout)
     reports = [line for line in result.stderr.splitlines()
                if "runtime error:" in line or ("ERROR:" in line and "Sanitizer" in line)]
     assert not reports, result.stderr
     return result
 
 
-def run_under_valgrind(program, scale, timeout):
-    """Runs `program` under memcheck with HURRAY_TEST_SCALE=`scale`; any error or leak fails."""
+def run_under_valgrind(program, scale, timeout, args=()):
+    """Runs `program` (with `args`) under memcheck with HURRAY_TEST_SCALE=`scale`; any error or leak fails."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         pytest.fail("valgrind is required for this test and is not installed")
     env = dict(os.environ)
     env["HURRAY_TEST_SCALE"] = scale
     result = run_checked([valgrind, "--error-exitcode=99", "--leak-check=full",
-                          "--errors-for-leak-kinds=definite,indirect,possible", str(program)],
+                          "--errors-for-leak-kinds=definite,indirect,possible", str(program), *map(str, args)],
                          env=env, timeout=timeout)
     assert "ERROR SUMMARY: 0 errors" in result.stderr, result.stderr
     return result
