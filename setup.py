@@ -1,8 +1,8 @@
-"""Build libhurray (one shared library) and the two extensions linked to it.
+"""Build libhurray (one shared library) and the extensions linked to it.
 
 `pip install .` compiles native/src/*.c into hurray/_native/lib/libhurray.so,
 copies hurray.h, hurray_io.h and hurray_gguf.h to hurray/_native/include/, then builds the cffi module
-hurray._ffi and the C extension hurray._protocol against that same library,
+hurray._ffi and the C extensions (hurray._protocol, _core, _pickle, _dlpack) against that same library,
 found at run time through an $ORIGIN-relative rpath.
 """
 import glob
@@ -69,6 +69,11 @@ setup(
             "hurray._core",
             sources=["src/hurray/_core.c"],
             include_dirs=[numpy.get_include()],
+            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+        ),
+        Extension(
+            "hurray._pickle",
+            sources=["src/hurray/_pickle.c"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),
         Extension(
