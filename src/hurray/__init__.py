@@ -61,3 +61,9 @@ __all__ += ["File", "load", "read_frame", "save", "write_frame"]
 from .convert import convert  # noqa: E402
 
 __all__ += ["convert"]
+
+# Dask distributed: a Tensor gets a serializer of distributed's own, sending its buffers as frames
+# through the scheduler too, registered when distributed is loaded, never importing it (ADR-049).
+from ._dask import watch_for_dask as _watch_for_dask  # noqa: E402
+
+_watch_for_dask()
