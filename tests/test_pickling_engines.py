@@ -15,7 +15,9 @@ import pytest
 
 import hurray
 from hurray import Tensor
-from support.pickle_samples import assert_same, assert_same_bits, holder_pid, samples, values, work, work_by_name
+from support.pickle_samples import (
+    assert_same, assert_same_bits, dask_serializer_module, holder_pid, samples, values, work, work_by_name,
+)
 
 SAMPLES = samples()
 NAMES = ["plain", "plain-readonly", "plain-strided", "affine", "affine-int4-blocks", "mx", "nvfp4-packed", "ggml"]
@@ -72,17 +74,22 @@ def dask_client():
         cluster.close(timeout=30)
 
 
-def test_dask_serializes_each_buffer_as_its_own_frame_without_a_copy():
+def test_dask_sends_each_buffer_as_its_own_frame_without_a_copy():
     from distributed.protocol import deserialize, serialize
 
     tensor = SAMPLES["affine"]
-    header, frames = serialize(tensor)
-    assert header["serializer"] == "pickle"
-    payload = frames[-len(tensor.buffers):]
-    for frame, (address, nbytes) in zip(payload, tensor.buffers):
+    # context: what a connection to the scheduler negotiates (pickle protocol 4).
+    header, frames = serialize(tensor, context={"pickle-protocol": 4})
+    assert header["serializer"] == "dask"  # hurray._dask's, not pickle's
+    assert len(frames) == len(tensor.buffers)
+    for frame, (address, nbytes) in zip(frames, tensor.buffers):
         view = memoryview(frame).cast("B")
         assert view.nbytes == nbytes
         assert np.frombuffer(view, np.uint8).__array_interface__["data"][0] == address
+    assert_same(deserialize(header, frames), tensor)
+    # Asked for pickle only, distributed still gets a working pickle.
+    header, frames = serialize(tensor, serializers=["pickle"], context={"pickle-protocol": 4})
+    assert header["serializer"] == "pickle" and len(frames) == 1  # in-band: protocol 4
     assert_same(deserialize(header, frames), tensor)
 
 
@@ -91,7 +98,9 @@ def test_dask_scatter_dequantize_on_a_worker_and_gather(dask_client):
 
     worker_pids = set(dask_client.run(os.getpid).values())
     assert len(worker_pids) == 2 and os.getpid() not in worker_pids
-    # Through the scheduler (pickle protocol 4: in-band) and direct to the workers (protocol 5: out-of-band).
+    # Through the scheduler (the default) and direct to the workers: both with hurray._dask's serializer,
+    # which every worker has registered.
+    assert set(dask_client.run(dask_serializer_module).values()) == {"hurray._dask"}
     for name, direct in [(name, direct) for name in NAMES for direct in (None, True)]:
         local = SAMPLES[name]
         future = dask_client.scatter(local, timeout=TIMEOUT, direct=direct)

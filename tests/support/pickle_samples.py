@@ -95,3 +95,10 @@ def affine_per_tensor(nbytes, values_buffer):
     arrays = (values_buffer, scale, zero)
     spans = [(a.__array_interface__["data"][0], a.nbytes) for a in arrays]
     return Tensor(descriptor, spans, owner=arrays)
+
+
+def dask_serializer_module():
+    """The module of the serializer distributed uses for a Tensor in this process."""
+    from distributed.protocol.serialize import dask_serialize
+
+    return dask_serialize.dispatch(Tensor).__module__
