@@ -29,7 +29,8 @@ def test_bench_runs_and_reports_every_target():
         "all+touch+verify / load_file+touch",
         "frames throughput / raw throughput",
         "pickle 5 round trip: Tensor / numpy, 64 MiB",
-        "dask scatter+gather direct: quantized Tensor / numpy, 64 MiB",
-        "dask scatter+gather via scheduler, Tensor affine int8 64 MiB",
+        "dask scatter+gather (default route): quantized Tensor / numpy, 64 MiB",
+        "dask scatter+gather via scheduler (default), Tensor affine int8 64 MiB",
+        "dask scatter+gather direct, Tensor affine int8 64 MiB",
     ):
         assert row in out
