@@ -89,6 +89,10 @@ static int span_memory(PyObject *span, void **data, Py_ssize_t *nbytes)
     if (PyErr_Occurred()) {
         return -1;
     }
+    if (address == 0 && n != 0) { /* no Tensor is built so (buffer_from_ptr refuses it) */
+        PyErr_SetString(PyExc_ValueError, "a Tensor's span of bytes at address 0");
+        return -1;
+    }
     *data = address == 0 ? (void *)no_bytes : (void *)(uintptr_t)address;
     *nbytes = n;
     return 0;
