@@ -320,11 +320,8 @@ def test_reordered_buffers_of_different_sizes():
         pickle.loads(data, buffers=buffers[::-1])
 
 
-def test_reordered_buffers_of_the_same_size_pass_the_length_checks():
-    # Per-axis int8 with float32 scales and int32 zero points: 32 bytes each.
-    # Hurray never reads a received buffer (ADR-049), so two of the same
-    # length handed back swapped cannot be told apart: the spans are still
-    # proven against the descriptor, and the tensor is over the memory handed.
+def _same_length_scales_and_zero_points():
+    """Per-axis int8 with float32 scales and int32 zero points: 32 bytes each."""
     rng = np.random.default_rng(1)
     arrays = (
         rng.integers(-128, 128, (8, 8), dtype=np.int8),
@@ -337,13 +334,50 @@ def test_reordered_buffers_of_the_same_size_pass_the_length_checks():
     )
     tensor = Tensor(descriptor, [(a.__array_interface__["data"][0], a.nbytes) for a in arrays], owner=arrays)
     assert tensor.buffers[1][1] == tensor.buffers[2][1]
+    return tensor, arrays
+
+
+def test_reordered_buffers_of_the_same_size_are_told_apart_by_their_fingerprints():
+    tensor, _ = _same_length_scales_and_zero_points()
+    # Buffers whose length no other buffer of the tensor shares carry their
+    # length only; the two of one length carry (length, fingerprint).
+    nbytes = state_of(tensor)[3]
+    assert nbytes[0] == 64 and [type(c) for c in nbytes] == [int, tuple, tuple]
+    assert [c[0] for c in nbytes[1:]] == [32, 32] and nbytes[1][1] != nbytes[2][1]
     assert pickle.loads(pickle.dumps(tensor, protocol=5)).dequantize().tobytes() == tensor.dequantize().tobytes()
     data, buffers = dumps5(tensor)
-    swapped = pickle.loads(data, buffers=[buffers[0], buffers[2], buffers[1]])
-    assert swapped.buffers == (tensor.buffers[0], tensor.buffers[2], tensor.buffers[1])
-    # Of different lengths, the same swap is refused.
+    with pytest.raises(CorruptError, match="buffer 1 does not match the one pickled"):
+        pickle.loads(data, buffers=[buffers[0], buffers[2], buffers[1]])
+    # Of different lengths, the same swap is refused by the lengths.
     with pytest.raises(CorruptError, match="buffer 0 holds 32 bytes, but 64 were pickled"):
         pickle.loads(data, buffers=[buffers[1], buffers[0], buffers[2]])
+    # A fingerprint that is not the buffer's, or not a 64-bit int, matches nothing.
+    for fingerprint in (nbytes[1][1] ^ 1, -1, 1 << 64):
+        state = state_of(tensor, 4)
+        state[3] = (state[3][0], (32, fingerprint), state[3][2])
+        with pytest.raises(CorruptError, match="buffer 1 does not match"):
+            pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_every_byte_at_either_edge_counts_in_the_fingerprint():
+    # 600-byte buffers: the first and last 256 bytes are read, the middle is not.
+    values = np.zeros(600, dtype=np.uint8)
+    scale, zero = np.zeros(150, dtype=np.float32), np.zeros(150, dtype=np.int32)
+    descriptor = hurray.Descriptor.build(
+        "uint8", (150, 4), scheme="affine", granularity="per_axis", axis=0,
+        parts={"values": ("uint8", 0), "scale": ("float32", 1), "zero_point": ("int32", 2)},
+    )
+    arrays = (values, scale, zero)
+    tensor = Tensor(descriptor, [(a.__array_interface__["data"][0], a.nbytes) for a in arrays], owner=arrays)
+    data, buffers = dumps5(tensor)
+    raw = scale.view(np.uint8)
+    for index in (0, 255, 344, 599):
+        raw[index] ^= 1
+        with pytest.raises(CorruptError, match="buffer 1 does not match"):
+            pickle.loads(data, buffers=buffers)
+        raw[index] ^= 1
+    raw[300] ^= 1  # the middle is not read
+    pickle.loads(data, buffers=buffers)
 
 
 def test_mismatched_versions_in_the_state():
@@ -391,6 +425,16 @@ def test_malformed_state_fields():
         state[field] = value
         with pytest.raises(CorruptError):
             pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
+
+
+def test_memory_changed_after_pickling_at_a_fingerprinted_edge_is_refused():
+    # The price of telling same-length buffers apart (ADR-049 § 2): for those
+    # buffers only, a change to either edge between dumps and loads is refused.
+    tensor, arrays = _same_length_scales_and_zero_points()
+    data, buffers = dumps5(tensor)
+    arrays[2][0] += 1
+    with pytest.raises(CorruptError, match="changed after pickling"):
+        pickle.loads(data, buffers=buffers)
 
 
 def test_memory_changed_after_pickling_arrives_as_it_is_then_like_numpy():

@@ -48,7 +48,9 @@ def dask_deserialize(header, frames):
 
     try:
         versions, encoded, readonly = header["hurray"], header["descriptor"], header["readonly"]
-        nbytes, frames = tuple(header["nbytes"]), tuple(frames)
+        # msgpack makes tuples lists: a (length, fingerprint) check too.
+        nbytes = tuple(tuple(c) if type(c) is list else c for c in header["nbytes"])
+        frames = tuple(frames)
     except (KeyError, TypeError) as exc:
         raise CorruptError(f"dask frames of a tensor: the header is not one hurray wrote ({exc!r})") from None
     if len(frames) != len(nbytes):

@@ -5,7 +5,8 @@
  * reconstructor's name is written into every pickle:
  *
  * - reduce_ex(tensor, protocol), which becomes Tensor.__reduce_ex__: the
- *   descriptor bytes and the buffer lengths in-band, and each buffer as a
+ *   descriptor bytes and each buffer's length (with a fingerprint where two
+ *   buffers share one) in-band, and each buffer as a
  *   pickle.PickleBuffer over the tensor's own memory (protocol 5), or as
  *   bytes (protocols 0 to 4);
  * - unpickle_tensor(versions, encoded, readonly, nbytes, buffers[, inband_copy]),
@@ -129,6 +130,72 @@ static PyObject *inband_bytes(PyObject *span)
 }
 
 
+/* ---- telling apart buffers of one length --------------------------------- */
+
+/* How many bytes at each end of a buffer its fingerprint reads. */
+enum { EDGE = 256 };
+
+static uint64_t mix(uint64_t h, uint64_t word)
+{
+    h ^= word;
+    h *= 0x9E3779B97F4A7C15u;
+    return h ^ (h >> 29);
+}
+
+static uint64_t mix_bytes(uint64_t h, const unsigned char *p, size_t n)
+{
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t word = 0;
+        for (int k = 7; k >= 0; k--) { /* little-endian on every host */
+            word = word << 8 | p[k];
+        }
+        h = mix(h, word);
+    }
+    uint64_t tail = 0;
+    for (size_t k = n; k > 0; k--) {
+        tail = tail << 8 | p[k - 1];
+    }
+    return mix(h, tail ^ (uint64_t)n << 56);
+}
+
+/* A 64-bit hash of the first and last EDGE bytes of (p, n) and of n: the
+ * same cost for 1 KiB and 1 GiB. Not a checksum of the contents; it tells
+ * apart buffers of one tensor that have the same length (ADR-049 § 2). */
+static uint64_t fingerprint(const unsigned char *p, size_t n)
+{
+    size_t head = n < EDGE ? n : EDGE;
+    size_t tail = n - head < EDGE ? n - head : EDGE; /* never the head's bytes again */
+    uint64_t h = mix_bytes(mix(0, n), p, head);
+    return mix_bytes(h, p + n - tail, tail);
+}
+
+/* The check pickled for buffer i of `spans`: its length, or (length,
+ * fingerprint) when another buffer of the tensor has the same length, since
+ * lengths alone cannot tell those two apart if they come back swapped. */
+static PyObject *length_check(PyObject *spans, Py_ssize_t i)
+{
+    PyObject *nbytes = PyTuple_GET_ITEM(PyTuple_GET_ITEM(spans, i), 1);
+    int shared = 0;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(spans) && !shared; j++) {
+        if (j != i) {
+            shared = PyObject_RichCompareBool(nbytes, PyTuple_GET_ITEM(PyTuple_GET_ITEM(spans, j), 1), Py_EQ);
+            if (shared < 0) {
+                return NULL;
+            }
+        }
+    }
+    if (!shared) {
+        return Py_NewRef(nbytes);
+    }
+    void *data;
+    Py_ssize_t n;
+    if (span_memory(PyTuple_GET_ITEM(spans, i), &data, &n) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(ON)", nbytes, PyLong_FromUnsignedLongLong(fingerprint(data, (size_t)n)));
+}
+
+
 /* ---- reduce ------------------------------------------------------------ */
 
 PyDoc_STRVAR(reduce_ex_doc,
@@ -171,7 +238,11 @@ static PyObject *pickle_reduce_ex(PyObject *tensor, PyObject *protocol_obj)
             goto done;
         }
         PyTuple_SET_ITEM(buffers, i, buffer);
-        PyTuple_SET_ITEM(sizes, i, Py_NewRef(PyTuple_GET_ITEM(span, 1)));
+        PyObject *check = length_check(spans, i);
+        if (check == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(sizes, i, check);
     }
     /* Protocols 0-4: inband_copy=True, so a writable tensor gets writable
      * copies on arrival (a bytearray here would cost pickle a second copy). */
@@ -270,12 +341,21 @@ static PyObject *writable_copy(PyObject *view)
 
 /* Buffer i, checked against the nbytes pickled; the span (address, nbytes)
  * goes to *span and the memoryview that keeps it to *out. */
-static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *pickled_nbytes, int copy,
-                       int *readonly, PyObject **out, PyObject **span)
+static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *check, int copy, int *readonly,
+                       PyObject **out, PyObject **span)
 {
+    /* The check is a length, or (length, fingerprint): see length_check. */
+    PyObject *pickled_nbytes = check, *pickled_fingerprint = NULL;
+    if (PyTuple_CheckExact(check) && PyTuple_GET_SIZE(check) == 2 &&
+        PyLong_CheckExact(PyTuple_GET_ITEM(check, 1))) {
+        pickled_nbytes = PyTuple_GET_ITEM(check, 0);
+        pickled_fingerprint = PyTuple_GET_ITEM(check, 1);
+    }
     if (!PyLong_CheckExact(pickled_nbytes)) {
-        PyErr_Format(corrupt_error, "pickled tensor: buffer %zd's length must be an int, not %.100s", i,
-                     Py_TYPE(pickled_nbytes)->tp_name);
+        PyErr_Format(corrupt_error,
+                     "pickled tensor: buffer %zd's check must be a length or (length, fingerprint), "
+                     "not %.100s",
+                     i, Py_TYPE(check)->tp_name);
         return -1;
     }
     Py_ssize_t nbytes = PyLong_AsSsize_t(pickled_nbytes);
@@ -297,6 +377,19 @@ static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *pickled_nbytes, in
                      i, held, nbytes);
         Py_DECREF(view);
         return -1;
+    }
+    if (pickled_fingerprint != NULL) {
+        unsigned long long expected = PyLong_AsUnsignedLongLong(pickled_fingerprint);
+        int in_range = !(expected == (unsigned long long)-1 && PyErr_Occurred());
+        PyErr_Clear(); /* a fingerprint out of range matches nothing */
+        if (!in_range || fingerprint(PyMemoryView_GET_BUFFER(view)->buf, (size_t)held) != expected) {
+            PyErr_Format(corrupt_error,
+                         "pickled tensor: buffer %zd does not match the one pickled "
+                         "(out of order among buffers of one length, or changed after pickling)",
+                         i);
+            Py_DECREF(view);
+            return -1;
+        }
     }
     if (copy) {
         Py_SETREF(view, writable_copy(view));
@@ -321,7 +414,8 @@ PyDoc_STRVAR(unpickle_doc,
 "\n"
 "Rebuild a pickled Tensor, checking everything it is handed first: the\n"
 "versions, the descriptor (decoded and validated in C), each buffer's\n"
-"length against the one pickled, then every span against the descriptor.\n"
+"length (and fingerprint, where pickled) against the one pickled, then\n"
+"every span against the descriptor.\n"
 "The Tensor's owner is the tuple of memoryviews over the received buffer\n"
 "objects; it is read-only if it was when pickled or if any buffer arrives\n"
 "read-only. inband_copy (protocols 0 to 4) says the buffers are the\n"

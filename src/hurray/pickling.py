@@ -6,8 +6,9 @@ buffer order: nothing is copied. With protocol 4 and below every buffer goes
 in-band as a byte string, copied again into writable memory on arrival when
 the tensor was writable. Unpickling is an import like any other: the
 versions are checked, the descriptor decoded and validated, and each
-received buffer's length checked against the one pickled, all before the
-Tensor exists; the spans are then proven against the descriptor in C.
+received buffer's length checked against the one pickled (and, for buffers
+of one tensor that share a length, a fingerprint of their edges, which
+tells them apart if they come back swapped), all before the Tensor exists; the spans are then proven against the descriptor in C.
 
 Both halves are in C (hurray._pickle, src/hurray/_pickle.c); this module
 holds the messages for bad versions and the copies. The reconstructor's
