@@ -108,7 +108,7 @@ static inline uint32_t hurray__descriptor_part_count(const HurrayDescriptor *des
  * pointers are set, every other field is left for the caller to fill. NULL
  * when out of memory. Freed with hurray_descriptor_destroy. Inline: decode
  * calls it on every exchange. */
-static inline HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
+static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
 {
     /* rank <= 64: the size cannot overflow. */
     HurrayDescriptor *desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);

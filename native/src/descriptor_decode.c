@@ -58,7 +58,7 @@
 
 /* The packing fits the values' width (ggml_split is left to the full
  * decode). */
-static inline int packing_fits(uint32_t packing, uint32_t bits)
+QUICK int packing_fits(uint32_t packing, uint32_t bits)
 {
     if (bits >= 8) {
         return packing == HURRAY_PACKING_NONE;
@@ -107,18 +107,19 @@ QUICK HurrayDescriptor *read_header_and_dims(const uint8_t *bytes, uint64_t head
 
 /* The part a word and its byte offset describe, which the caller has
  * proved row-major with a buffer index below 4. */
-static inline void set_part(HurrayDescriptor *desc, uint64_t word, const uint8_t *part)
+QUICK void set_part(HurrayDescriptor *desc, uint64_t word, const uint8_t *part)
 {
-    uint32_t role = (uint8_t)word;
-    desc->parts[role - 1] = (HurrayDescriptorPart){.dtype = (uint8_t)(word >> 8),
-                                                   .layout = HURRAY_PART_LAYOUT_ROW_MAJOR,
-                                                   .buffer_index = word >> 32,
-                                                   .byte_offset = get64(part + 8)};
+    /* Field by field: a compound literal would also zero the padding. */
+    HurrayDescriptorPart *p = &desc->parts[(uint8_t)word - 1];
+    p->dtype = (uint8_t)(word >> 8);
+    p->layout = HURRAY_PART_LAYOUT_ROW_MAJOR;
+    p->buffer_index = word >> 32;
+    p->byte_offset = get64(part + 8);
 }
 
 /* A strided values part whose reach fits whatever the width, so that no
  * product below can overflow (HURRAY__REACH_ALWAYS_FITS). */
-static inline int span_fits(const HurrayShapeFacts *shape)
+QUICK int span_fits(const HurrayShapeFacts *shape)
 {
     return shape->element_count == 0 ||
            (!shape->span_overflows && shape->span <= HURRAY__REACH_ALWAYS_FITS &&
@@ -126,7 +127,7 @@ static inline int span_fits(const HurrayShapeFacts *shape)
 }
 
 /* Every role's facts zero, then the values part's reach. */
-static inline void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape,
+QUICK void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape,
                                 uint32_t bits, uint32_t buffer_count)
 {
     HurrayDescriptorFacts *facts = &desc->facts;
