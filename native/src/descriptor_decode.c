@@ -126,21 +126,23 @@ QUICK int span_fits(const HurrayShapeFacts *shape)
             shape->element_count <= HURRAY__REACH_ALWAYS_FITS);
 }
 
-/* Every role's facts zero, then the values part's reach. */
-QUICK void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape,
-                                uint32_t bits, uint32_t buffer_count)
+/* The buffer count and the values part's reach. Only the facts of the
+ * parts present are written: no one reads the others (check_buffers
+ * visits the part mask). The reach in bits fits 63 bits (span_fits), so
+ * rounding up to bytes cannot overflow. */
+QUICK void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape, uint32_t bits,
+                        uint32_t buffer_count)
 {
     HurrayDescriptorFacts *facts = &desc->facts;
     facts->buffer_count = buffer_count;
-    for (uint32_t i = 0; i < HURRAY_MAX_PARTS; i++) {
-        facts->before[i] = 0;
-        facts->after[i] = 0;
-    }
+    uint64_t before = 0, after = 0;
     if (shape->element_count != 0) {
         uint64_t width = desc->packing == HURRAY_PACKING_PADDED ? 8 : bits;
-        facts->before[0] = hurray__bits_to_bytes(shape->backward * width);
-        facts->after[0] = hurray__bits_to_bytes((shape->span - shape->backward) * width);
+        before = (shape->backward * width + 7) / 8;
+        after = ((shape->span - shape->backward) * width + 7) / 8;
     }
+    facts->before[HURRAY_ROLE_VALUES - 1] = before;
+    facts->after[HURRAY_ROLE_VALUES - 1] = after;
 }
 
 /* Scheme none: one part, the values, row-major in buffer 0; granularity
@@ -233,14 +235,15 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
     }
     desc->part_mask = (uint8_t)mask;
     values_facts(desc, &shape, values->bits, (uint32_t)__builtin_ctz(~used));
-    if (shape.element_count != 0) {
-        /* At most one parameter per element: no product can overflow. */
-        uint64_t count = hurray__descriptor_parameter_count(desc, HURRAY_ROLE_SCALE,
-                                                            shape.element_count);
-        desc->facts.after[HURRAY_ROLE_SCALE - 1] = count * (scale->bits / 8);
-        if (part_count == 3) {
-            desc->facts.after[HURRAY_ROLE_ZERO_POINT - 1] = count * (zero->bits / 8);
-        }
+    /* At most one parameter per element: no product can overflow. */
+    uint64_t count = shape.element_count == 0 ? 0
+                                              : hurray__descriptor_parameter_count(
+                                                    desc, HURRAY_ROLE_SCALE, shape.element_count);
+    desc->facts.before[HURRAY_ROLE_SCALE - 1] = 0;
+    desc->facts.after[HURRAY_ROLE_SCALE - 1] = count * (scale->bits / 8);
+    if (part_count == 3) {
+        desc->facts.before[HURRAY_ROLE_ZERO_POINT - 1] = 0;
+        desc->facts.after[HURRAY_ROLE_ZERO_POINT - 1] = count * (zero->bits / 8);
     }
     return desc;
 }
@@ -273,10 +276,10 @@ QUICK HurrayDescriptor *quick_ggml(const uint8_t *bytes, uint64_t head, uint32_t
     }
     desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
     set_part(desc, word, part);
-    values_facts(desc, &shape, 8, 1);
     /* The last dimension holds whole blocks: the division is exact. */
-    desc->facts.before[0] = 0;
-    desc->facts.after[0] = shape.element_count / block_elements * block_bytes;
+    desc->facts.buffer_count = 1;
+    desc->facts.before[HURRAY_ROLE_VALUES - 1] = 0;
+    desc->facts.after[HURRAY_ROLE_VALUES - 1] = shape.element_count / block_elements * block_bytes;
     return desc;
 }
 
