@@ -9,10 +9,11 @@
  * Like the quick acceptance (ADR-038) the quick path only ever says yes:
  * anything it does not recognise, valid or not, it leaves to the full
  * decode (descriptor_decode_full.c), which reads the bytes again and
- * judges them by the one definition of the rules, with its messages. What it does say yes to,
- * the full decode accepts too, with the same fields and facts: the fuzzer
- * compares the two on every input it makes (fuzz/descriptor_fuzz.c), and
- * tests/c/test_decode_quick.c on a sweep over every header and part field.
+ * judges them by the one definition of the rules, with its messages. What
+ * it does say yes to, the full decode accepts too, with the same fields and
+ * facts: the fuzzer compares the two on every input it makes
+ * (fuzz/descriptor_fuzz.c, property 6), and tests/c/test_decode_quick.c on
+ * a sweep over every byte of a set of encodings (tests/c/decode_compare.h).
  *
  * Why a path of its own: on the full decode's path, bytes go into the
  * struct, and the quick acceptance then reads them back, loops over the
@@ -24,9 +25,9 @@
 #include "descriptor_decode.h"
 
 #include "descriptor_reach.h"
-#include "status.h"
 #include "descriptor_wire.h"
 #include "dtype.h"
+#include "status.h"
 
 /* Bytes 0-7 of an encoding of len bytes, read as one little-endian word:
  * the magic "HRYD", version 1, and the total length. */
@@ -71,8 +72,8 @@ QUICK int packing_fits(uint32_t packing, uint32_t bits)
  * over the dimensions in *shape; NULL (nothing kept) when out of memory or
  * when the product of the dimensions is too large, which the full decode
  * then reports. */
-QUICK HurrayDescriptor *read_header_and_dims(const uint8_t *bytes, uint64_t head,
-                                                     uint32_t rank, HurrayShapeFacts *shape)
+QUICK HurrayDescriptor *read_header_and_dims(const uint8_t *bytes, uint64_t head, uint32_t rank,
+                                             HurrayShapeFacts *shape)
 {
     HurrayDescriptor *desc = hurray__descriptor_alloc(rank);
     if (desc == NULL) {
@@ -149,7 +150,8 @@ QUICK void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape, u
  * none and its fields zero. */
 QUICK HurrayDescriptor *quick_plain(const uint8_t *bytes, uint64_t head, uint32_t rank)
 {
-    const uint8_t *part = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    const uint8_t *part =
+        bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint64_t word = get64(part);
     uint32_t byte_order = (uint8_t)(head >> 8);
     const struct hurray__dtype_info *values = hurray__dtype_row((uint8_t)(word >> 8));
@@ -253,7 +255,8 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
  * zero; a last dimension of whole blocks and row-major strides. */
 QUICK HurrayDescriptor *quick_ggml(const uint8_t *bytes, uint64_t head, uint32_t rank)
 {
-    const uint8_t *part = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    const uint8_t *part =
+        bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint64_t word = get64(part);
     uint64_t block_elements, block_bytes;
     /* Byte order, packing and granularity little, none and none: zero,
