@@ -22,7 +22,12 @@
  *     valid where the full check refuses, and agrees with it on the facts
  *     (tests/c/accept_compare.h), for a descriptor struct filled straight
  *     from the input's header, dimension and part fields -- before any of
- *     decode's own checks, so every field value reaches both.
+ *     decode's own checks, so every field value reaches both;
+ *  6. decode's quick path (native/src/descriptor_decode.c) never takes
+ *     bytes the full decode refuses, reads what it takes exactly as the
+ *     full decode does, and decode answers as the full decode does
+ *     (tests/c/decode_compare.h), on the whole input and on the split
+ *     descriptor, each in a buffer of exactly its length.
  *
  * Tail layout: tail[0] bits 0-1 pick the buffer-list length (0/3 exact, 1
  * one short, 2 one extra); tail[1 + i] sizes buffer i: low 2 bits 0 exact,
@@ -55,6 +60,9 @@ typedef __int128 wide;
 /* Property 5 reads the library's internal header (-Inative/src). */
 #define ACCEPT_REQUIRE(cond, what) REQUIRE(cond, "%s", what)
 #include "../tests/c/accept_compare.h"
+/* Property 6 likewise. */
+#define DECODE_REQUIRE(cond, what) REQUIRE(cond, "%s", what)
+#include "../tests/c/decode_compare.h"
 
 /* Element count and byte size of one GGML block, from ggml-common.h; kept
  * here rather than asked of the library, so the reach below is checked
@@ -506,6 +514,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_context_header(data, size);
     check_quick_acceptance(data, size);
+    DecodeTally decode_tally = {0, 0, 0};
+    decode_compare(data, size, &decode_tally);
 
     /* The whole input: decode must refuse anything with a tail, and accept
      * only what re-encodes to the input. */
@@ -532,6 +542,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *bytes = malloc(desc_len ? desc_len : 1);
     REQUIRE(bytes != NULL, "malloc");
     memcpy(bytes, data, desc_len);
+    decode_compare(bytes, desc_len, &decode_tally);
     HurrayDescriptor *desc = NULL;
     HurrayStatus s = hurray_descriptor_decode(bytes, desc_len, &desc);
     if (s != HURRAY_OK) {

@@ -38,7 +38,7 @@ STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
 # The sources this test owns; each must compile alone under the strict flags.
 CODEC_SOURCES = ["dtype.c", "layout.c", "descriptor_build.c", "descriptor_validate.c",
                  "descriptor_accept.c", "descriptor_encode.c", "descriptor_decode.c",
-                 "descriptor_reach.c", "descriptor_check_buffers.c"]
+                 "descriptor_decode_full.c", "descriptor_reach.c", "descriptor_check_buffers.c"]
 # The bit flips alone make hundreds of thousands of checks; a count this low
 # means whole sections stopped running.
 MIN_CHECKS = 100_000
@@ -116,6 +116,28 @@ def test_quick_acceptance_under_address_and_undefined_sanitizers(tmp_path):
     exe = build_sanitized(C_TESTS / "test_accept.c", tmp_path / "test_accept_sanitized", ACCEPT_FLAGS,
                           library_sources())
     assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_accept", ACCEPT_MIN_CHECKS)
+
+
+# ---- test_decode_quick.c: decode's quick path against the full decode ----
+
+# Like test_accept.c: internals, so the sources are compiled in; -O2, and
+# under the sanitizers.
+DECODE_MIN_CHECKS = 1_000_000
+
+
+def test_quick_decode_agrees_with_the_full_decode(tmp_path):
+    exe = tmp_path / "test_decode_quick"
+    run_checked([CC, *ACCEPT_FLAGS, "-O2", "-I", str(NATIVE / "include"), str(C_TESTS / "test_decode_quick.c"),
+                 *library_sources(), "-o", str(exe)], timeout=300)
+    result = run_checked([str(exe)], timeout=120)
+    assert "quick decode:" in result.stdout
+    assert_checks_passed(result, "test_decode_quick", DECODE_MIN_CHECKS)
+
+
+def test_quick_decode_under_address_and_undefined_sanitizers(tmp_path):
+    exe = build_sanitized(C_TESTS / "test_decode_quick.c", tmp_path / "test_decode_quick_sanitized",
+                          ACCEPT_FLAGS, library_sources())
+    assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_decode_quick", DECODE_MIN_CHECKS)
 
 
 # ---- golden vectors ------------------------------------------------------

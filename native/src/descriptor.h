@@ -6,8 +6,8 @@
  * its own header, and the units stand in layers, each including only those
  * below it: descriptor_reach.h (size arithmetic), descriptor_accept.h (the
  * quick path), descriptor_validate.h (every rule), then the public entry
- * points (descriptor_build.c, descriptor_encode.c, descriptor_decode.c,
- * descriptor_check_buffers.c).
+ * points (descriptor_build.c, descriptor_encode.c, descriptor_decode.c with
+ * descriptor_decode_full.c, descriptor_check_buffers.c).
  *
  * Not part of the ABI: the struct layout may change at any time; callers
  * outside the library use the accessors in hurray.h. The rules the fields
@@ -95,9 +95,12 @@ static inline uint32_t hurray__role_of_bit(uint32_t mask)
     return (uint32_t)__builtin_ctz(mask) + 1;
 }
 
+/* The bits set in the part mask (at most 4): looked up in a table of 16
+ * nibbles, one per mask, since __builtin_popcount without -mpopcnt is a
+ * call into libgcc on every encode. */
 static inline uint32_t hurray__descriptor_part_count(const HurrayDescriptor *desc)
 {
-    return (uint32_t)__builtin_popcount(desc->part_mask);
+    return (uint32_t)(0x4332322132212110u >> (4 * (desc->part_mask & 0xFu))) & 0xFu;
 }
 
 /* One allocation holding the struct and room for rank dimensions and
@@ -105,7 +108,7 @@ static inline uint32_t hurray__descriptor_part_count(const HurrayDescriptor *des
  * pointers are set, every other field is left for the caller to fill. NULL
  * when out of memory. Freed with hurray_descriptor_destroy. Inline: decode
  * calls it on every exchange. */
-static inline HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
+static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
 {
     /* rank <= 64: the size cannot overflow. */
     HurrayDescriptor *desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);

@@ -83,8 +83,10 @@ void hurray_descriptor_destroy(HurrayDescriptor **desc)
     if (desc == NULL || *desc == NULL) {
         return;
     }
-    free(*desc);
+    /* Nulled before the free, so the free is a tail call. */
+    HurrayDescriptor *doomed = *desc;
     *desc = NULL;
+    free(doomed);
 }
 
 HurrayStatus hurray_descriptor_set_strides(HurrayDescriptor *desc, uint32_t rank,

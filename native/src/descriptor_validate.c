@@ -459,19 +459,22 @@ static HurrayStatus check_scheme_ggml(const HurrayDescriptor *desc)
 HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out)
 {
-    if (desc->checked) {
-        *out = desc->facts;
-        return HURRAY_OK;
-    }
-    if (!hurray__descriptor_accept_facts(desc, out)) {
-        HURRAY__TRY(hurray__descriptor_check_rules(desc, out));
-    }
     /* The verdict is a fact about the fields, which only the setters
-     * change (and they clear it): the descriptor keeps it. Not a const
-     * object, only a const view: every descriptor is malloc'ed. */
+     * change (and they clear it): the descriptor keeps it, and the check
+     * writes its facts where they are kept. Not a const object, only a
+     * const view: every descriptor is malloc'ed. Written in place, not
+     * through a copy on the stack: the copy's wide loads of fields just
+     * stored narrow stall on store forwarding (about 1 ns of every decode). */
     HurrayDescriptor *kept = (HurrayDescriptor *)desc;
-    kept->facts = *out;
-    kept->checked = 1;
+    if (!desc->checked) {
+        if (!hurray__descriptor_accept_facts(desc, &kept->facts)) {
+            HURRAY__TRY(hurray__descriptor_check_rules(desc, &kept->facts));
+        }
+        kept->checked = 1;
+    }
+    if (out != NULL) {
+        *out = desc->facts;
+    }
     return HURRAY_OK;
 }
 

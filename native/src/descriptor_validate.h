@@ -17,7 +17,8 @@
 /* hurray__descriptor_check, giving the facts: those the descriptor keeps
  * when it is checked already; else the quick path first, then, if it
  * declines, the full check, and on success the descriptor keeps the
- * verdict and the facts. */
+ * verdict and the facts (desc->facts). out may be NULL: the facts are then
+ * only kept, which is what decode wants. */
 HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out);
 
@@ -37,8 +38,7 @@ static inline HurrayStatus hurray__descriptor_check(const HurrayDescriptor *desc
     if (desc->checked) {
         return HURRAY_OK;
     }
-    HurrayDescriptorFacts facts;
-    return hurray__descriptor_check_facts(desc, &facts);
+    return hurray__descriptor_check_facts(desc, NULL);
 }
 
 /* The buffer count k: the parts' buffer indices must be exactly 0 .. k-1.
