@@ -1,6 +1,7 @@
 """hurray.save: named tensors to a hurray-io file, replaced atomically."""
 import collections.abc
 import os
+import threading
 
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
@@ -10,6 +11,17 @@ from ._pairs import borrowed_pair, utf8
 
 def _destroy_writer(ptr):
     lib.hurray_writer_destroy(ffi.new("HurrayWriter **", ptr))
+
+
+def _release(writer):
+    """Destroys a finished writer, which closes the file it replaced: the
+    kernel frees that file's blocks then. Done on a thread so the caller
+    does not wait for it (ADR-050); a thread that cannot start is not
+    needed, the release then runs here."""
+    try:
+        threading.Thread(target=ffi.release, args=(writer,), name="hurray-save-release").start()
+    except RuntimeError:
+        ffi.release(writer)
 
 
 def save(path, tensors, *, metadata=None, page_align=False):
@@ -36,6 +48,7 @@ def save(path, tensors, *, metadata=None, page_align=False):
     flags = lib.HURRAY_WRITE_PAGE_ALIGN if page_align else lib.HURRAY_WRITE_DEFAULT
     check(lib.hurray_writer_open(os.fsencode(path), flags, box))
     writer = ffi.gc(box[0], _destroy_writer)
+    finished = False
     try:
         for key, value in pairs:
             check(lib.hurray_writer_set_metadata(writer, key, len(key), value, len(value)))
@@ -43,5 +56,9 @@ def save(path, tensors, *, metadata=None, page_align=False):
             with borrowed_pair(tensor) as (context, buffer_list):
                 check(lib.hurray_writer_add(writer, name, len(name), context, buffer_list))
         check(lib.hurray_writer_finish(writer))
+        finished = True
     finally:
-        ffi.release(writer)  # now, not at collection: an unfinished writer removes its temporary
+        if finished:
+            _release(writer)
+        else:
+            ffi.release(writer)  # now, not at collection: an unfinished writer removes its temporary
