@@ -7,8 +7,8 @@ a result they can use, all cases interleaved in rounds, best round kept:
 - save: ``hurray.save`` (checksums, fdatasync, rename, directory fsync) vs
   ``np.save`` of each array to its own file vs ``safetensors.numpy.save_file``;
   for the record, ``np.save`` with an ``os.fsync`` of each file, and the
-  disk's floor for a durable save: the same bytes written raw to one file
-  and fdatasynced;
+  same bytes written raw to one new file and fdatasynced (a durable write
+  with no format, no checksum and no early writeback);
 - one tensor: ``hurray.load(path)[name]`` on the 256 MiB file vs the same on
   a one-tensor file vs ``safe_open`` + ``get_tensor``; and, for the record,
   the same with ``np.asarray`` (which verifies the checksum);
@@ -43,7 +43,7 @@ _LEFTOVERS = []
 def _settle():
     """Untimed, between cases: waits for the threads hurray.save leaves
     releasing the file it replaced (ADR-050), so that work does not run into
-    the next case, and removes the raw floor case's previous file."""
+    the next case, and removes the raw write case's file."""
     for thread in threading.enumerate():
         if thread.name == "hurray-save-release":
             thread.join()
@@ -114,8 +114,8 @@ def cases(tmp, count, nbytes):
                 os.fsync(f.fileno())
 
     def raw_fdatasync():
-        # The floor for any durable save of these bytes: a new file, no
-        # header, no checksum, one sync; the file is removed untimed.
+        # The plain durable write of these bytes: a new file, no header, no
+        # checksum, one sync at the end; the file is removed untimed.
         path = os.path.join(tmp, "raw.bin")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -210,7 +210,7 @@ def io_section(rounds=5, count=64, nbytes=4 * MIB):
         f"(the one-tensor cases: the mean of {REPEAT} calls per round).",
         "`hurray.save` syncs the file before the rename and its directory after it "
         "(ADR-039 § 6, ADR-050); `np.save` and `save_file` do not sync at all. "
-        "The raw write + fdatasync row is the disk's floor for any durable save of these bytes.",
+        "The last two save rows are for the record: durable writes of the same bytes without hurray-io.",
         "",
         "| case | seconds | GB/s |",
         "|---|---:|---:|",

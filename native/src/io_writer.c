@@ -8,8 +8,8 @@
  * rename only unlinks the old name), and a writer killed midway leaves the
  * old file whole and a temporary file behind.
  *
- * What syncs when (ADR-050): each frame's writeback is started as soon as
- * it is written; finish fdatasyncs the file, renames it, fsyncs the
+ * What syncs when (ADR-050): writeback is started every few MiB as the
+ * file is written; finish fdatasyncs the file, renames it, fsyncs the
  * directory. The replaced file is held open across the rename and released
  * by hurray_writer_destroy, so the cost of freeing its blocks (a synchronous
  * trim on some file systems) is not part of finish.
@@ -50,6 +50,7 @@ struct HurrayWriter {
     int finished;
     uint32_t align_log2;
     uint64_t pos;
+    uint64_t flushed; /* bytes before this offset have had their writeback started */
     char *path;
     char *tmp_path;
     WEntry *entries;
@@ -59,6 +60,30 @@ struct HurrayWriter {
     HurrayNameSet *names;
     HurrayNameSet *keys;
 };
+
+/* Writeback is started every this many bytes (see start_writeback). */
+#define WRITEBACK_STEP ((uint64_t)4 << 20)
+
+/* Starts writing what was written since the last call back to the disk,
+ * without waiting for it, once WRITEBACK_STEP bytes have gathered: the disk
+ * works while the next bytes are written, whatever the tensors' sizes, and
+ * the fdatasync in hurray_writer_finish has only the tail left to wait for
+ * (a 256 MiB save: about a quarter faster). Only a hint: an I/O error still
+ * surfaces at fdatasync, and where there is no sync_file_range nothing
+ * changes but the speed. */
+static void start_writeback(HurrayWriter *w)
+{
+    /* Whole 4 KiB blocks only: a partly written block would go out twice. */
+    uint64_t end = w->pos & ~(uint64_t)4095;
+    if (end < w->flushed || end - w->flushed < WRITEBACK_STEP) {
+        return;
+    }
+#ifdef __linux__
+    (void)sync_file_range(w->fd, (off_t)w->flushed, (off_t)(end - w->flushed),
+                          SYNC_FILE_RANGE_WRITE);
+#endif
+    w->flushed = end;
+}
 
 static HurrayStatus write_all(HurrayWriter *w, const void *data, uint64_t len)
 {
@@ -77,6 +102,7 @@ static HurrayStatus write_all(HurrayWriter *w, const void *data, uint64_t len)
         p += done;
         len -= (uint64_t)done;
         w->pos += (uint64_t)done;
+        start_writeback(w);
     }
     return HURRAY_OK;
 }
@@ -302,14 +328,6 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
         free(e.name);
         return status;
     }
-#ifdef __linux__
-    /* Start writing this frame back to the disk now, without waiting for
-     * it: the disk works while the next frames are written, and the
-     * fdatasync in hurray_writer_finish has less left to do (a 256 MiB save:
-     * about a quarter faster). Only a hint; an I/O error still surfaces at
-     * fdatasync. */
-    (void)sync_file_range(writer->fd, (off_t)e.offset, (off_t)e.frame_len, SYNC_FILE_RANGE_WRITE);
-#endif
     if (hurray__name_set_add(writer->names, e.name, e.name_len, writer->count, &existing) != 1) {
         free(e.name);
         writer->failed = 1;
