@@ -31,7 +31,9 @@ def save(path, tensors, *, metadata=None, page_align=False):
 
     The file is written to a temporary beside `path`, synced and renamed
     over it: `path` holds either the old file or the whole new one, and a
-    reader that still has the old file mapped keeps the old bytes.
+    reader that still has the old file mapped keeps the old bytes. The new
+    file is on the disk when this returns; the file it replaced is released
+    (its blocks freed) by a short-lived thread just after (ADR-050).
     `metadata` is an optional Mapping of str to str. Buffers start at
     multiples of 64 bytes, or of the page size with ``page_align=True``.
     """
