@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -166,6 +167,52 @@ def test_replacing_a_mapped_file_keeps_the_old_bytes(tmp_path):
     np.asarray(old)
     hurray.save(path, {"t": np.full(1 << 14, 2.0)})
     assert np.all(np.asarray(old) == 1.0)
+    assert np.all(np.asarray(hurray.load(path)["t"]) == 2.0)
+
+
+def _fds_on(path_stat):
+    """This process's descriptors that refer to the file `path_stat` describes."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            st = os.fstat(int(name))
+        except OSError:  # the directory's own descriptor, closed by now
+            continue
+        if (st.st_dev, st.st_ino) == (path_stat.st_dev, path_stat.st_ino):
+            found.append(name)
+    return found
+
+
+def _join_release_threads():
+    for thread in threading.enumerate():
+        if thread.name == "hurray-save-release":
+            thread.join(timeout=60)
+
+
+def test_save_releases_the_replaced_file(tmp_path):
+    # ADR-050: the file a save replaced is released by a thread after the
+    # save returns (its blocks are freed then); nothing is left open.
+    path = tmp_path / "r.hurray"
+    hurray.save(path, {"t": np.full(1 << 16, 1.0)})
+    old = os.stat(path)
+    hurray.save(path, {"t": np.full(1 << 16, 2.0)})
+    assert os.stat(path).st_ino != old.st_ino
+    assert np.all(np.asarray(hurray.load(path)["t"]) == 2.0)
+    _join_release_threads()
+    assert _fds_on(old) == []
+
+
+def test_save_releases_the_replaced_file_itself_without_a_thread(tmp_path, monkeypatch):
+    path = tmp_path / "r.hurray"
+    hurray.save(path, {"t": np.full(1 << 16, 1.0)})
+    old = os.stat(path)
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    hurray.save(path, {"t": np.full(1 << 16, 2.0)})
+    assert _fds_on(old) == []
     assert np.all(np.asarray(hurray.load(path)["t"]) == 2.0)
 
 

@@ -83,9 +83,11 @@ HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
 HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t name_len,
                                const HurrayTensorContext *context,
                                const HurrayBufferList *list);
-/* Writes the index and trailer, syncs, and renames over path. */
+/* Writes the index and trailer, fdatasyncs, renames over path, syncs the
+ * directory. The file it replaced is held open until destroy (ADR-050). */
 HurrayStatus hurray_writer_finish(HurrayWriter *writer);
-/* Destroying an unfinished writer removes its temporary file; path is untouched. */
+/* Destroying an unfinished writer removes its temporary file; path is
+ * untouched. Destroying a finished one releases the file it replaced. */
 void hurray_writer_destroy(HurrayWriter **writer);
 
 /* ---- frames: one named tensor on a byte stream ------------------------- */

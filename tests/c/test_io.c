@@ -246,6 +246,80 @@ static void test_replace_while_mapped(void)
     pair_destroy(&now);
 }
 
+/* How many of this process's descriptors refer to the file (dev, ino). */
+static int fds_on(dev_t dev, ino_t ino)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL);
+    int n = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        struct stat st;
+        int fd = atoi(ent->d_name);
+        if (ent->d_name[0] != '.' && fd != dirfd(d) && fstat(fd, &st) == 0 && st.st_dev == dev &&
+            st.st_ino == ino) {
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static int open_fd_count(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL);
+    int n = 0;
+    while (readdir(d) != NULL) {
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* finish holds the file it replaced until destroy (ADR-050), exactly once:
+ * after destroy no descriptor is left, on success and when the rename fails. */
+static void test_replaced_file_released_at_destroy(void)
+{
+    const char *path = path_in("released.hurray");
+    Pair a = plain(4, 4, 21);
+    int fds_before = open_fd_count();
+    HurrayWriter *w = NULL;
+    CHECK_OK(hurray_writer_open(path, 0, &w));
+    CHECK_OK(hurray_writer_add(w, "t", 1, a.context, a.list));
+    CHECK_OK(hurray_writer_finish(w)); /* nothing replaced: nothing held */
+    CHECK(open_fd_count() == fds_before);
+    hurray_writer_destroy(&w);
+    struct stat old;
+    CHECK(stat(path, &old) == 0);
+    CHECK_OK(hurray_writer_open(path, 0, &w));
+    CHECK_OK(hurray_writer_add(w, "t", 1, a.context, a.list));
+    CHECK_OK(hurray_writer_finish(w));
+    struct stat now;
+    CHECK(stat(path, &now) == 0);
+    CHECK(now.st_ino != old.st_ino);
+    CHECK(fds_on(old.st_dev, old.st_ino) == 1); /* unlinked, still held */
+    hurray_writer_destroy(&w);
+    CHECK(fds_on(old.st_dev, old.st_ino) == 0);
+    CHECK(open_fd_count() == fds_before);
+    /* A rename that fails (the target is a directory) closes what it held. */
+    const char *blocked = path_in("blocked.hurray");
+    CHECK(mkdir(blocked, 0700) == 0);
+    char inside[4200];
+    snprintf(inside, sizeof inside, "%s/x", blocked);
+    FILE *f = fopen(inside, "w");
+    CHECK(f != NULL);
+    fclose(f);
+    CHECK_OK(hurray_writer_open(blocked, 0, &w));
+    CHECK_OK(hurray_writer_add(w, "t", 1, a.context, a.list));
+    CHECK_FAIL(hurray_writer_finish(w), HURRAY_ERROR_IO, "cannot rename");
+    hurray_writer_destroy(&w);
+    CHECK(open_fd_count() == fds_before);
+    CHECK(unlink(inside) == 0);
+    CHECK(rmdir(blocked) == 0);
+    pair_destroy(&a);
+}
+
 static int temp_files_in_dir(void)
 {
     DIR *d = opendir(dir);
@@ -750,6 +824,7 @@ int main(int argc, char **argv)
     test_round_trip(HURRAY_READ_NO_VERIFY, HURRAY_WRITE_PAGE_ALIGN);
     test_round_trip(HURRAY_READ_NO_MMAP | HURRAY_READ_NO_VERIFY, HURRAY_WRITE_PAGE_ALIGN);
     test_replace_while_mapped();
+    test_replaced_file_released_at_destroy();
     test_writer_refusals();
     test_truncated_and_flipped();
     test_frames();

@@ -1,6 +1,7 @@
 """hurray.save: named tensors to a hurray-io file, replaced atomically."""
 import collections.abc
 import os
+import threading
 
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
@@ -12,6 +13,17 @@ def _destroy_writer(ptr):
     lib.hurray_writer_destroy(ffi.new("HurrayWriter **", ptr))
 
 
+def _release(writer):
+    """Destroys a finished writer, which closes the file it replaced: the
+    kernel frees that file's blocks then. Done on a thread so the caller
+    does not wait for it (ADR-050); a thread that cannot start is not
+    needed, the release then runs here."""
+    try:
+        threading.Thread(target=ffi.release, args=(writer,), name="hurray-save-release").start()
+    except RuntimeError:
+        ffi.release(writer)
+
+
 def save(path, tensors, *, metadata=None, page_align=False):
     """Write `tensors` (a Mapping of str names to Tensors, numpy arrays, or
     anything :func:`hurray.from_hurray` / :func:`hurray.from_dlpack` takes,
@@ -19,7 +31,9 @@ def save(path, tensors, *, metadata=None, page_align=False):
 
     The file is written to a temporary beside `path`, synced and renamed
     over it: `path` holds either the old file or the whole new one, and a
-    reader that still has the old file mapped keeps the old bytes.
+    reader that still has the old file mapped keeps the old bytes. The new
+    file is on the disk when this returns; the file it replaced is released
+    (its blocks freed) by a short-lived thread just after (ADR-050).
     `metadata` is an optional Mapping of str to str. Buffers start at
     multiples of 64 bytes, or of the page size with ``page_align=True``.
     """
@@ -36,6 +50,7 @@ def save(path, tensors, *, metadata=None, page_align=False):
     flags = lib.HURRAY_WRITE_PAGE_ALIGN if page_align else lib.HURRAY_WRITE_DEFAULT
     check(lib.hurray_writer_open(os.fsencode(path), flags, box))
     writer = ffi.gc(box[0], _destroy_writer)
+    finished = False
     try:
         for key, value in pairs:
             check(lib.hurray_writer_set_metadata(writer, key, len(key), value, len(value)))
@@ -43,5 +58,9 @@ def save(path, tensors, *, metadata=None, page_align=False):
             with borrowed_pair(tensor) as (context, buffer_list):
                 check(lib.hurray_writer_add(writer, name, len(name), context, buffer_list))
         check(lib.hurray_writer_finish(writer))
+        finished = True
     finally:
-        ffi.release(writer)  # now, not at collection: an unfinished writer removes its temporary
+        if finished:
+            _release(writer)
+        else:
+            ffi.release(writer)  # now, not at collection: an unfinished writer removes its temporary
