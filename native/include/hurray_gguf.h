@@ -42,7 +42,7 @@ typedef struct HurrayGgufTensor {
     uint64_t shape[4];     /* numpy order, outermost first (GGUF stores innermost first) */
     uint64_t data_offset;  /* the tensor's first byte in data: a multiple of the alignment */
     uint64_t nbytes;       /* its size, when size_known; then data_offset + nbytes <= size */
-    uint32_t size_known;   /* 0 for a type number ggml's table lacks: only the offset was checked */
+    uint32_t size_known; /* 0 for a type number ggml's table lacks: only the offset was checked */
 } HurrayGgufTensor;
 
 /* Walk and check the header of the GGUF file held in data[0 .. size). */
