@@ -24,7 +24,7 @@ import numpy as np
 from . import gguf as _gguf
 from ._ffi import ffi, lib
 from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
-from .errors import InvalidArgumentError, UnsupportedError, check, error_class
+from .errors import UnsupportedError, check, error_class
 from .numpy_bridge import from_numpy
 
 __all__ = ["GGUFFile", "load_gguf"]
@@ -129,7 +129,7 @@ class GGUFFile(TensorMap):
     _kind = "GGUF file"
 
     def __init__(self, path, mapped, view, index):
-        super().__init__(path, mapped, None, None)
+        super().__init__(path, mapped, {}, None)  # the Mapping is answered by the C index
         self._view = view  # the cffi view of the map that the C index reads
         self._index = index
         counts = ffi.new("uint64_t[2]")
@@ -139,10 +139,6 @@ class GGUFFile(TensorMap):
         self._types = None
 
     # ---- the Mapping, answered by the C index ------------------------------
-
-    def _open(self):
-        if self._closed:
-            raise InvalidArgumentError(f"{self._kind} {self._path!r} is closed")
 
     def _find(self, name):
         if not isinstance(name, str):
@@ -158,21 +154,21 @@ class GGUFFile(TensorMap):
         return info
 
     def __getitem__(self, name):
-        self._open()
+        self._check_open()
         info = self._find(name)
         if info is None:
             raise KeyError(name)
         return self._make(name, info)
 
     def __contains__(self, name):
-        self._open()
+        self._check_open()
         return self._find(name) is not None
 
     def __len__(self):
         return self._count
 
     def __iter__(self):
-        self._open()
+        self._check_open()
         if self._names is None:
             names = []
             info = ffi.new("HurrayGgufTensor *")
@@ -198,7 +194,7 @@ class GGUFFile(TensorMap):
     def _read_metadata(self):
         if self._metadata is not None:
             return
-        self._open()
+        self._check_open()
         cur = _Cursor(self._map, len(self._map), self._path)
         offset, length = ffi.new("uint64_t *"), ffi.new("uint64_t *")
         metadata, types = {}, {}
@@ -215,7 +211,7 @@ class GGUFFile(TensorMap):
 
     def ggml_type(self, name):
         """The ggml type name of tensor `name` ("Q4_K", ...; "type N" when ggml has no name for it)."""
-        self._open()
+        self._check_open()
         info = self._find(name)
         if info is None:
             raise KeyError(name)
@@ -235,13 +231,11 @@ class GGUFFile(TensorMap):
             return _gguf.from_gguf(raw, type_name, shape)
         return from_numpy(raw.view(np.dtype(_PLAIN[type_name])).reshape(shape))
 
-    def close(self):
-        if self._closed:
-            return
+    def _release(self):
         index, self._index = self._index, None
         ffi.release(index)  # destroys it now rather than when collected
         ffi.release(self._view)
-        super().close()
+        super()._release()
 
 
 def _destroy_index(index):
