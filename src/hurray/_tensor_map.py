@@ -100,7 +100,7 @@ class TensorMap(FileMapping):
     def __init__(self, path: str | os.PathLike[str], mapped: mmap.mmap | None,
                  entries: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         self._path = os.fspath(path)
-        self._map = mapped
+        self._map: Any = mapped  # an mmap.mmap; None for an empty file, and once closed
         self._entries = entries
         self._metadata = metadata  # None: a subclass that reads it on first use
 
