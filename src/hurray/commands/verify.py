@@ -4,8 +4,10 @@ Exit status 0 only when the file opens (trailer and index checks) and every
 tensor matches its checksum; each failure is printed. On a terminal, a
 progress bar on stderr for files of 64 MiB or more.
 """
+import argparse
 import os
 import sys
+from typing import TextIO
 
 from ..errors import HurrayError
 
@@ -14,30 +16,30 @@ HELP = "check every checksum of a hurray-io file"
 PROGRESS_FROM = 64 << 20
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .hurray file")
 
 
 class Progress:
     """A one-line bar on a terminal, nothing otherwise."""
 
-    def __init__(self, total, stream):
+    def __init__(self, total: int, stream: TextIO) -> None:
         self.total = max(total, 1)
         self.stream = stream
         self.shown = stream.isatty() and total >= PROGRESS_FROM
 
-    def update(self, done):
+    def update(self, done: int) -> None:
         if self.shown:
             filled = 30 * done // self.total
             self.stream.write(f"\rverifying [{'#' * filled}{' ' * (30 - filled)}] {100 * done // self.total:3d}%")
             self.stream.flush()
 
-    def close(self):
+    def close(self) -> None:
         if self.shown:
             self.stream.write("\n")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from ..io import load
 
     try:
