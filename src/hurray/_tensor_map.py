@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,6 +64,11 @@ class FileMapping(Mapping[str, "Tensor"]):
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    @abstractmethod
+    def metadata(self) -> Mapping[str, Any]:
+        """The file's key-value metadata, as a new dict."""
 
     def _check_open(self) -> None:
         if self._closed:
