@@ -248,7 +248,7 @@ class Tensor:
         """The real values as a new float32 array."""
         return _dequantize(self)
 
-    def to_gguf(self) -> bytes:
+    def to_gguf(self) -> np.ndarray:
         """The GGML block bytes of a scheme-"ggml" tensor (see hurray.gguf)."""
         return _to_gguf(self)
 
