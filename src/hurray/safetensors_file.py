@@ -327,7 +327,7 @@ def _part_bytes(desc: Descriptor, role: str, part: Part) -> Optional[tuple[int, 
     if role == "values":
         count = math.prod(desc.shape)
         if desc.scheme == "ggml":
-            elements, block = _gguf.ggml_block(desc.ggml_type)
+            elements, block = _gguf.ggml_block(str(desc.ggml_type))
             return count, count // elements * block
         try:
             if Descriptor.build(desc.dtype, desc.shape, packing=desc.packing) != Descriptor.build(
@@ -361,7 +361,7 @@ def _meaningful(desc: Descriptor, role: str, part: Part, nbytes: int) -> Optiona
     if role == "values":
         if desc.scheme == "ggml":
             shape: tuple[int, ...] = tuple(desc.shape)
-            elements, block = _gguf.ggml_block(desc.ggml_type)
+            elements, block = _gguf.ggml_block(str(desc.ggml_type))
             return "U8", shape[:-1] + (shape[-1] // elements * block,)
         shape = tuple(desc.shape)
     elif role == "global_scale":
