@@ -1,6 +1,7 @@
 """hurray.save: named tensors to a hurray-io file, replaced atomically."""
 import collections.abc
 import os
+from typing import Any, Optional
 
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
@@ -8,11 +9,12 @@ from .._inputs import as_tensor
 from ._pairs import borrowed_pair, utf8
 
 
-def _destroy_writer(ptr):
+def _destroy_writer(ptr: Any) -> None:
     lib.hurray_writer_destroy(ffi.new("HurrayWriter **", ptr))
 
 
-def save(path, tensors, *, metadata=None, page_align=False):
+def save(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], tensors: collections.abc.Mapping[str, Any], *,
+         metadata: Optional[collections.abc.Mapping[str, str]] = None, page_align: bool = False) -> None:
     """Write `tensors` (a Mapping of str names to Tensors, numpy arrays, or
     anything :func:`hurray.from_hurray` / :func:`hurray.from_dlpack` takes,
     a torch ``state_dict`` say) to `path`.
