@@ -40,7 +40,7 @@ class LazyTensor(Tensor):
         return self
 
     @property
-    def _buffers(self) -> tuple[tuple[int, int], ...]:
+    def _buffers(self) -> tuple[tuple[int, int], ...]:  # type: ignore[override]  # Tensor's slot, read through
         owner = _OWNER.__get__(self)
         verify = owner.verifier
         if verify is not None:
