@@ -2,13 +2,13 @@
 
 Exit status 0 only when the file opens (trailer and index checks) and every
 tensor matches its checksum; each failure is printed. On a terminal, a
-progress bar on stderr for files of 64 MiB or more.
+progress bar on stderr (the one convert draws) for files of 64 MiB or more.
 """
 import argparse
 import os
 import sys
-from typing import TextIO
 
+from .._progress import Bar
 from ..errors import HurrayError
 
 NAME = "verify"
@@ -18,25 +18,6 @@ PROGRESS_FROM = 64 << 20
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .hurray file")
-
-
-class Progress:
-    """A one-line bar on a terminal, nothing otherwise."""
-
-    def __init__(self, total: int, stream: TextIO) -> None:
-        self.total = max(total, 1)
-        self.stream = stream
-        self.shown = stream.isatty() and total >= PROGRESS_FROM
-
-    def update(self, done: int) -> None:
-        if self.shown:
-            filled = 30 * done // self.total
-            self.stream.write(f"\rverifying [{'#' * filled}{' ' * (30 - filled)}] {100 * done // self.total:3d}%")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     failures = 0
     with f:
-        progress = Progress(os.path.getsize(args.file), sys.stderr)
+        total = os.path.getsize(args.file)
+        progress = Bar("verifying", sys.stderr)
+        progress.enabled = progress.enabled and total >= PROGRESS_FROM
         done = 0
         for name in f:
             try:
@@ -58,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
             except HurrayError as exc:
                 failures += 1
                 print(f"FAIL {name}: {exc}", file=sys.stderr)
-            progress.update(done)
+            progress(done, total)
+        progress(total, total)  # the rest (index, trailer) was checked on opening
         progress.close()
     if failures:
         print(f"hurray verify: {args.file}: {failures} of {len(f)} tensors failed", file=sys.stderr)
