@@ -63,7 +63,7 @@ C_FILES = $(shell git ls-files '*.c' '*.h' | grep -v '/third_party/')
 FORMAT_PENDING := \
 	bench/descriptor_bench.c fuzz/descriptor_fuzz.c fuzz/io_fuzz.c \
 	native/include/hurray.h native/include/hurray_io.h \
-	native/src/descriptor_accept.c native/src/descriptor_build.c \
+	native/src/descriptor.h native/src/descriptor_accept.c native/src/descriptor_build.c \
 	native/src/descriptor_check_buffers.c native/src/descriptor_decode.c \
 	native/src/descriptor_encode.c native/src/descriptor_reach.c native/src/descriptor_reach.h \
 	native/src/descriptor_validate.c native/src/descriptor_wire.h native/src/dtype.h \
