@@ -1,5 +1,6 @@
 # make docs  -- build libhurray and the package into .venv, render the site (warnings are errors)
-# make test  -- the same set-up, then the Rust crate's tests (cargo test), ruff and mypy (make lint), and the whole pytest suite, docs included
+# make test  -- the same set-up, then the Rust crate's tests (cargo test), ruff, mypy and clang-format (make lint), and the whole pytest suite, docs included
+# make format -- rewrite the tracked C files in the house style (.clang-format)
 # make bench -- the benchmarks (make fuzz, make soak: see below)
 
 PYTHON ?= python3
@@ -17,7 +18,7 @@ SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -nam
 CARGO ?= $(or $(shell command -v cargo 2>/dev/null),$(HOME)/.cargo/bin/cargo)
 RUST_CRATE := bindings/rust
 
-.PHONY: all install docs test rust-test lint bench clean
+.PHONY: all install docs test rust-test lint format format-check bench clean
 
 all: test
 
@@ -43,11 +44,43 @@ rust-test: install
 	cd $(RUST_CRATE) && PATH="$(dir $(CARGO)):$$PATH" HURRAY_PYTHON="$(abspath $(PY))" \
 		CARGO_TARGET_DIR="$(abspath $(RUST_CRATE))/target" $(CARGO) test --offline
 
-# ruff (lint, configured in pyproject.toml) and mypy (the package's types,
-# with the C extensions' .pyi stubs) before the suite.
-lint: install
+# ruff (lint, configured in pyproject.toml), mypy (the package's types, with
+# the C extensions' .pyi stubs) and clang-format before the suite.
+lint: install format-check
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+
+# The C files clang-format keeps: every tracked .c and .h but the vendored
+# ones under third_party/ (whose own .clang-format turns formatting off).
+# clang-format is pinned in the test extra, so every contributor and CI run
+# the same version.
+CLANG_FORMAT := $(VENV)/bin/clang-format
+C_FILES = $(shell git ls-files '*.c' '*.h' | grep -v '/third_party/')
+
+# Files that other branches were editing when the check was added; they are
+# reformatted by `make format` after those branches merge, and this list is
+# then emptied. The check skips them until then.
+FORMAT_PENDING := \
+	bench/descriptor_bench.c fuzz/descriptor_fuzz.c fuzz/io_fuzz.c \
+	native/include/hurray.h native/include/hurray_io.h \
+	native/src/descriptor.h native/src/descriptor_accept.c native/src/descriptor_build.c \
+	native/src/descriptor_check_buffers.c native/src/descriptor_decode.c \
+	native/src/descriptor_encode.c native/src/descriptor_reach.c native/src/descriptor_reach.h \
+	native/src/descriptor_validate.c native/src/descriptor_wire.h native/src/dtype.h \
+	native/src/io_checksum.c native/src/io_format.h native/src/io_frame.c native/src/io_names.c \
+	native/src/io_reader.c native/src/io_writer.c native/src/status.h \
+	src/hurray/_core.c src/hurray/_dlpack.c src/hurray/_protocol.c \
+	src/hurray/_pyruntime.c src/hurray/_pyruntime.h \
+	tests/c/test_accept.c tests/c/test_core.c tests/c/test_descriptor.c tests/c/test_io.c
+
+format: $(DEPS_STAMP)
+	@test -n "$(C_FILES)" || { echo "make format: no tracked C files (not a git checkout?)"; exit 1; }
+	$(CLANG_FORMAT) -i $(C_FILES)
+
+# Fails, naming file, line and column, on any file clang-format would change.
+format-check: $(DEPS_STAMP)
+	@test -n "$(C_FILES)" || { echo "make format-check: no tracked C files (not a git checkout?)"; exit 1; }
+	$(CLANG_FORMAT) --dry-run -Werror $(filter-out $(FORMAT_PENDING),$(C_FILES))
 
 test: rust-test lint
 	$(PY) -m pytest

@@ -19,11 +19,11 @@
 
 #include "hurray_gguf.h"
 
-#define REQUIRE(cond)          \
-    do {                       \
-        if (!(cond)) {         \
-            abort();           \
-        }                      \
+#define REQUIRE(cond)  \
+    do {               \
+        if (!(cond)) { \
+            abort();   \
+        }              \
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     uint64_t alignment, data_start, n_tensors, n_kvs;
-    REQUIRE(hurray_gguf_index_info(index, NULL, &alignment, &data_start, &n_tensors, &n_kvs) == HURRAY_OK);
+    REQUIRE(hurray_gguf_index_info(index, NULL, &alignment, &data_start, &n_tensors, &n_kvs) ==
+            HURRAY_OK);
     REQUIRE(alignment != 0 && (alignment & (alignment - 1)) == 0);
     for (uint64_t i = 0; i < n_kvs; i++) {
         uint64_t offset, len;
@@ -59,11 +60,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 HurrayGgufTensor u;
                 REQUIRE(hurray_gguf_index_tensor(index, k, &u) == HURRAY_OK);
                 if (u.size_known && u.nbytes) {
-                    REQUIRE(t.data_offset + t.nbytes <= u.data_offset || u.data_offset + u.nbytes <= t.data_offset);
+                    REQUIRE(t.data_offset + t.nbytes <= u.data_offset ||
+                            u.data_offset + u.nbytes <= t.data_offset);
                 }
             }
         }
-        REQUIRE(hurray_gguf_index_find(index, (const char *)data + t.name_offset, t.name_len, &found) == HURRAY_OK);
+        REQUIRE(hurray_gguf_index_find(index, (const char *)data + t.name_offset, t.name_len,
+                                       &found) == HURRAY_OK);
         REQUIRE(found == i);
     }
     (void)sink;

@@ -66,16 +66,19 @@ class FakeTerminal:
         pass
 
 
-def test_progress_bar_only_on_a_terminal_for_large_files():
-    from hurray.commands.verify import PROGRESS_FROM, Progress
+def test_progress_bar_only_on_a_terminal_for_large_files(tmp_path, monkeypatch):
+    from hurray.commands import verify
 
-    shown = FakeTerminal(tty=True)
-    bar = Progress(PROGRESS_FROM * 2, shown)
-    bar.update(PROGRESS_FROM)
-    bar.close()
-    assert shown.text == "\rverifying [###############               ]  50%\n"
-    for stream, total in ((FakeTerminal(tty=False), PROGRESS_FROM * 2), (FakeTerminal(tty=True), 1000)):
-        bar = Progress(total, stream)
-        bar.update(total // 2)
-        bar.close()
-        assert stream.text == ""
+    path = sample(tmp_path)
+    args = type("Args", (), {"file": str(path)})
+    size = path.stat().st_size
+    # (on a terminal, the threshold) -> whether verify draws its bar
+    for tty, threshold, drawn in ((True, size, True), (False, size, False), (True, size + 1, False)):
+        stream = FakeTerminal(tty=tty)
+        monkeypatch.setattr(sys, "stderr", stream)
+        monkeypatch.setattr(verify, "PROGRESS_FROM", threshold)
+        assert verify.run(args) == 0
+        if drawn:
+            assert stream.text.startswith("\rverifying [") and "100%" in stream.text and stream.text.endswith("\n")
+        else:
+            assert stream.text == ""

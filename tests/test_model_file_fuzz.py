@@ -55,7 +55,10 @@ def _touch(mapping):
             tensor.dequantize()
         except HurrayError:
             pass
-    mapping.metadata
+    try:
+        mapping.metadata  # GGUF values are decoded here: a string that is not UTF-8 is a CorruptError
+    except HurrayError:
+        pass
 
 
 @st.composite

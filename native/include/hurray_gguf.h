@@ -35,14 +35,14 @@ typedef struct HurrayGgufIndex HurrayGgufIndex;
 
 /* One tensor of the index. */
 typedef struct HurrayGgufTensor {
-    uint64_t name_offset;  /* the name's bytes in data (UTF-8, not NUL-terminated) */
+    uint64_t name_offset; /* the name's bytes in data (UTF-8, not NUL-terminated) */
     uint64_t name_len;
-    uint32_t rank;         /* 0 to 4 */
-    uint32_t ggml_type;    /* GGUF's type number, known to ggml or not */
-    uint64_t shape[4];     /* numpy order, outermost first (GGUF stores innermost first) */
-    uint64_t data_offset;  /* the tensor's first byte in data: a multiple of the alignment */
-    uint64_t nbytes;       /* its size, when size_known; then data_offset + nbytes <= size */
-    uint32_t size_known;   /* 0 for a type number ggml's table lacks: only the offset was checked */
+    uint32_t rank;        /* 0 to 4 */
+    uint32_t ggml_type;   /* GGUF's type number, known to ggml or not */
+    uint64_t shape[4];    /* numpy order, outermost first (GGUF stores innermost first) */
+    uint64_t data_offset; /* the tensor's first byte in data: a multiple of the alignment */
+    uint64_t nbytes;      /* its size, when size_known; then data_offset + nbytes <= size */
+    uint32_t size_known;  /* 0 for a type number ggml's table lacks: only the offset was checked */
 } HurrayGgufTensor;
 
 /* Walk and check the header of the GGUF file held in data[0 .. size). */

@@ -44,8 +44,7 @@ static HurrayStatus new_handle(const char *fn, HurrayBuffer fields, HurrayBuffer
 /* Ownership of ptr and release passes to the buffer only when this returns
  * HURRAY_OK. On any failure release is not called and the caller still owns
  * both. ptr may be NULL only when len is 0. */
-HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len,
-                                    void (*release)(void *release_context),
+HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len, void (*release)(void *release_context),
                                     void *release_context, HurrayBuffer **out)
 {
     if (out == NULL) {
@@ -66,8 +65,11 @@ HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len,
                             (unsigned long long)len);
     }
     return new_handle("hurray_buffer_from_ptr",
-                      (HurrayBuffer){.data = ptr, .len = len, .release = release,
-                                     .release_context = release_context, .owned = NULL},
+                      (HurrayBuffer){.data = ptr,
+                                     .len = len,
+                                     .release = release,
+                                     .release_context = release_context,
+                                     .owned = NULL},
                       out);
 }
 
@@ -116,12 +118,15 @@ HurrayStatus hurray_buffer_new(uint64_t len, uint64_t alignment, HurrayBuffer **
         }
     }
     if (data == NULL) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY,
-                            "hurray_buffer_new: cannot allocate %zu bytes", size);
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_buffer_new: cannot allocate %zu bytes",
+                            size);
     }
     HurrayStatus status = new_handle("hurray_buffer_new",
-                                     (HurrayBuffer){.data = data, .len = len, .release = NULL,
-                                                    .release_context = NULL, .owned = data},
+                                     (HurrayBuffer){.data = data,
+                                                    .len = len,
+                                                    .release = NULL,
+                                                    .release_context = NULL,
+                                                    .owned = data},
                                      out);
     if (status != HURRAY_OK) {
         free(data);

@@ -46,8 +46,8 @@ static HurrayStatus grow(HurrayBufferList *list)
                             (unsigned long long)list->capacity);
     }
     size_t bytes;
-    if (capacity > SIZE_MAX || __builtin_mul_overflow((size_t)capacity, sizeof *list->items,
-                                                      &bytes)) {
+    if (capacity > SIZE_MAX ||
+        __builtin_mul_overflow((size_t)capacity, sizeof *list->items, &bytes)) {
         return hurray__fail(HURRAY_ERROR_OVERFLOW,
                             "hurray_buffer_list_push: %llu buffer slots do not fit in memory",
                             (unsigned long long)capacity);

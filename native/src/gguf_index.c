@@ -58,17 +58,17 @@ struct ggml_type_row {
 };
 
 static const struct ggml_type_row GGML_TYPES[] = {
-    {0, "F32", 1, 4},          {1, "F16", 1, 2},          {2, "Q4_0", 32, 18},
-    {3, "Q4_1", 32, 20},       {6, "Q5_0", 32, 22},       {7, "Q5_1", 32, 24},
-    {8, "Q8_0", 32, 34},       {9, "Q8_1", 32, 36},       {10, "Q2_K", 256, 84},
-    {11, "Q3_K", 256, 110},    {12, "Q4_K", 256, 144},    {13, "Q5_K", 256, 176},
-    {14, "Q6_K", 256, 210},    {15, "Q8_K", 256, 292},    {16, "IQ2_XXS", 256, 66},
-    {17, "IQ2_XS", 256, 74},   {18, "IQ3_XXS", 256, 98},  {19, "IQ1_S", 256, 50},
-    {20, "IQ4_NL", 32, 18},    {21, "IQ3_S", 256, 110},   {22, "IQ2_S", 256, 82},
-    {23, "IQ4_XS", 256, 136},  {24, "I8", 1, 1},          {25, "I16", 1, 2},
-    {26, "I32", 1, 4},         {27, "I64", 1, 8},         {28, "F64", 1, 8},
-    {29, "IQ1_M", 256, 56},    {30, "BF16", 1, 2},        {34, "TQ1_0", 256, 54},
-    {35, "TQ2_0", 256, 66},    {39, "MXFP4", 32, 17},
+    {0, "F32", 1, 4},         {1, "F16", 1, 2},         {2, "Q4_0", 32, 18},
+    {3, "Q4_1", 32, 20},      {6, "Q5_0", 32, 22},      {7, "Q5_1", 32, 24},
+    {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 36},      {10, "Q2_K", 256, 84},
+    {11, "Q3_K", 256, 110},   {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
+    {14, "Q6_K", 256, 210},   {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66},
+    {17, "IQ2_XS", 256, 74},  {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
+    {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},  {22, "IQ2_S", 256, 82},
+    {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
+    {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},
+    {29, "IQ1_M", 256, 56},   {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},
+    {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
 };
 
 static const struct ggml_type_row *ggml_type_row(uint32_t number)
@@ -211,7 +211,8 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
         return hurray__fail(CORRUPT, "gguf: %s has unknown value type %u", what, (unsigned)type);
     }
     if (depth >= GGUF_MAX_NESTING) {
-        return hurray__fail(CORRUPT, "gguf: %s nests arrays more than %d deep", what, GGUF_MAX_NESTING);
+        return hurray__fail(CORRUPT, "gguf: %s nests arrays more than %d deep", what,
+                            GGUF_MAX_NESTING);
     }
     uint64_t inner, count;
     HURRAY__TRY(cursor_uint(c, 4, what, &inner));
@@ -283,12 +284,13 @@ static HurrayStatus read_preamble(struct cursor *c, HurrayGgufIndex *index)
         uint32_t v = (uint32_t)version;
         uint32_t swapped = (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
         if (swapped == 2 || swapped == 3) {
-            return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
-                                "gguf: a big-endian GGUF file (version %u); only little-endian files are read",
-                                (unsigned)swapped);
+            return hurray__fail(
+                HURRAY_ERROR_UNSUPPORTED,
+                "gguf: a big-endian GGUF file (version %u); only little-endian files are read",
+                (unsigned)swapped);
         }
-        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "gguf: GGUF version %u is not read (only 2 and 3)",
-                            (unsigned)v);
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                            "gguf: GGUF version %u is not read (only 2 and 3)", (unsigned)v);
     }
     index->version = (uint32_t)version;
     HURRAY__TRY(cursor_uint(c, 8, "the tensor count", &index->n_tensors));
@@ -327,16 +329,19 @@ static HurrayStatus read_kvs(struct cursor *c, HurrayGgufIndex *index)
             break;
         }
         keys[i] = (struct named){c->data + key.offset, key.len, i};
-        int is_alignment = key.len == 17 && memcmp(c->data + key.offset, "general.alignment", 17) == 0;
+        int is_alignment = key.len == 17 &&
+                           memcmp(c->data + key.offset, "general.alignment", 17) == 0;
         if (is_alignment) {
             uint64_t value;
             if (type != GGUF_TYPE_UINT32) {
-                status = hurray__fail(CORRUPT, "gguf: general.alignment must be a uint32, not value type %llu",
-                                      (unsigned long long)type);
+                status = hurray__fail(
+                    CORRUPT, "gguf: general.alignment must be a uint32, not value type %llu",
+                    (unsigned long long)type);
             } else if ((status = cursor_uint(c, 4, "general.alignment", &value)) == HURRAY_OK) {
                 if (value == 0 || (value & (value - 1)) != 0) {
-                    status = hurray__fail(CORRUPT, "gguf: general.alignment %llu is not a nonzero power of two",
-                                          (unsigned long long)value);
+                    status = hurray__fail(
+                        CORRUPT, "gguf: general.alignment %llu is not a nonzero power of two",
+                        (unsigned long long)value);
                 }
                 index->alignment = value;
             }
@@ -350,7 +355,8 @@ static HurrayStatus read_kvs(struct cursor *c, HurrayGgufIndex *index)
         qsort(keys, (size_t)index->n_kvs, sizeof *keys, compare_named);
         for (uint64_t i = 1; i < index->n_kvs && status == HURRAY_OK; i++) {
             if (compare_named(&keys[i - 1], &keys[i]) == 0) {
-                status = hurray__fail(CORRUPT, "gguf: duplicate key '%.*s'", (int)(keys[i].len > 200 ? 200 : keys[i].len),
+                status = hurray__fail(CORRUPT, "gguf: duplicate key '%.*s'",
+                                      (int)(keys[i].len > 200 ? 200 : keys[i].len),
                                       (const char *)keys[i].bytes);
             }
         }
@@ -370,7 +376,8 @@ static HurrayStatus read_tensor_info(struct cursor *c, uint64_t i, HurrayGgufTen
     uint64_t rank;
     HURRAY__TRY(cursor_uint(c, 4, "a tensor's rank", &rank));
     if (rank > GGUF_MAX_DIMS) {
-        return hurray__fail(CORRUPT, "gguf: tensor '%.*s' has %llu dimensions; GGUF allows at most %d",
+        return hurray__fail(CORRUPT,
+                            "gguf: tensor '%.*s' has %llu dimensions; GGUF allows at most %d",
                             shown, text, (unsigned long long)rank, GGUF_MAX_DIMS);
     }
     t->rank = (uint32_t)rank;
@@ -386,18 +393,21 @@ static HurrayStatus read_tensor_info(struct cursor *c, uint64_t i, HurrayGgufTen
 
 /* Checks one tensor's place: aligned, whole blocks, inside the file. data_offset
  * becomes absolute. */
-static HurrayStatus place_tensor(const struct cursor *c, const HurrayGgufIndex *index, HurrayGgufTensor *t)
+static HurrayStatus place_tensor(const struct cursor *c, const HurrayGgufIndex *index,
+                                 HurrayGgufTensor *t)
 {
     int shown = (int)(t->name_len > 200 ? 200 : t->name_len);
     const char *text = (const char *)c->data + t->name_offset;
     if (t->data_offset % index->alignment != 0) {
-        return hurray__fail(CORRUPT, "gguf: tensor '%.*s': offset %llu is not a multiple of the alignment %llu",
-                            shown, text, (unsigned long long)t->data_offset,
-                            (unsigned long long)index->alignment);
+        return hurray__fail(
+            CORRUPT, "gguf: tensor '%.*s': offset %llu is not a multiple of the alignment %llu",
+            shown, text, (unsigned long long)t->data_offset, (unsigned long long)index->alignment);
     }
     if (t->data_offset > c->size - index->data_start) {
-        return hurray__fail(CORRUPT, "gguf: tensor '%.*s': offset %llu lies outside the file of %llu bytes",
-                            shown, text, (unsigned long long)t->data_offset, (unsigned long long)c->size);
+        return hurray__fail(CORRUPT,
+                            "gguf: tensor '%.*s': offset %llu lies outside the file of %llu bytes",
+                            shown, text, (unsigned long long)t->data_offset,
+                            (unsigned long long)c->size);
     }
     t->data_offset += index->data_start;
     const struct ggml_type_row *row = ggml_type_row(t->ggml_type);
@@ -408,8 +418,10 @@ static HurrayStatus place_tensor(const struct cursor *c, const HurrayGgufIndex *
     }
     uint64_t inner = t->rank ? t->shape[t->rank - 1] : 1;
     if (inner % row->elements != 0) {
-        return hurray__fail(CORRUPT, "gguf: tensor '%.*s': its innermost dimension %llu is not whole %s blocks of %u",
-                            shown, text, (unsigned long long)inner, row->name, (unsigned)row->elements);
+        return hurray__fail(
+            CORRUPT,
+            "gguf: tensor '%.*s': its innermost dimension %llu is not whole %s blocks of %u", shown,
+            text, (unsigned long long)inner, row->name, (unsigned)row->elements);
     }
     uint64_t count = 1;
     int zero = 0;
@@ -418,17 +430,22 @@ static HurrayStatus place_tensor(const struct cursor *c, const HurrayGgufIndex *
     }
     for (uint32_t d = 0; d < t->rank && !zero; d++) {
         if (t->shape[d] > UINT64_MAX / count) {
-            return hurray__fail(CORRUPT, "gguf: tensor '%.*s': its shape has more elements than 64 bits count "
-                                "(lies outside the file)", shown, text);
+            return hurray__fail(
+                CORRUPT,
+                "gguf: tensor '%.*s': its shape has more elements than 64 bits count "
+                "(lies outside the file)",
+                shown, text);
         }
         count *= t->shape[d];
     }
     uint64_t blocks = zero ? 0 : count / row->elements;
     if (blocks > (c->size - t->data_offset) / row->bytes) {
-        return hurray__fail(CORRUPT, "gguf: tensor '%.*s': %llu blocks of %s from byte %llu lie outside the file "
-                            "of %llu bytes (truncated, or an offset or shape that claims too much)",
-                            shown, text, (unsigned long long)blocks, row->name,
-                            (unsigned long long)t->data_offset, (unsigned long long)c->size);
+        return hurray__fail(
+            CORRUPT,
+            "gguf: tensor '%.*s': %llu blocks of %s from byte %llu lie outside the file "
+            "of %llu bytes (truncated, or an offset or shape that claims too much)",
+            shown, text, (unsigned long long)blocks, row->name, (unsigned long long)t->data_offset,
+            (unsigned long long)c->size);
     }
     t->nbytes = blocks * row->bytes;
     t->size_known = 1;
@@ -461,8 +478,10 @@ static HurrayStatus read_tensors(struct cursor *c, HurrayGgufIndex *index)
         uint64_t pad = (index->alignment - c->at % index->alignment) % index->alignment;
         index->data_start = c->at + pad;
         if (index->n_tensors != 0 && pad > c->size - c->at) {
-            status = hurray__fail(CORRUPT, "gguf: the data would start at byte %llu, past the end of the "
-                                  "%llu-byte file (truncated)", (unsigned long long)index->data_start,
+            status = hurray__fail(CORRUPT,
+                                  "gguf: the data would start at byte %llu, past the end of the "
+                                  "%llu-byte file (truncated)",
+                                  (unsigned long long)index->data_start,
                                   (unsigned long long)c->size);
         }
     }
@@ -481,7 +500,8 @@ static HurrayStatus read_tensors(struct cursor *c, HurrayGgufIndex *index)
             if (compare_named(&index->by_name[i - 1], &index->by_name[i]) == 0) {
                 const struct named *dup = &index->by_name[i];
                 status = hurray__fail(CORRUPT, "gguf: duplicate tensor name '%.*s'",
-                                      (int)(dup->len > 200 ? 200 : dup->len), (const char *)dup->bytes);
+                                      (int)(dup->len > 200 ? 200 : dup->len),
+                                      (const char *)dup->bytes);
             }
         }
     }
@@ -563,35 +583,41 @@ HurrayStatus hurray_gguf_index_kv(const HurrayGgufIndex *index, uint64_t i, uint
                                   uint64_t *out_len)
 {
     if (index == NULL || out_offset == NULL || out_len == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_gguf_index_kv: index, out_offset or out_len is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_gguf_index_kv: index, out_offset or out_len is NULL");
     }
     if (i >= index->n_kvs) {
-        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE, "hurray_gguf_index_kv: key-value %llu of %llu",
-                            (unsigned long long)i, (unsigned long long)index->n_kvs);
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "hurray_gguf_index_kv: key-value %llu of %llu", (unsigned long long)i,
+                            (unsigned long long)index->n_kvs);
     }
     *out_offset = index->kvs[i].offset;
     *out_len = index->kvs[i].len;
     return HURRAY_OK;
 }
 
-HurrayStatus hurray_gguf_index_tensor(const HurrayGgufIndex *index, uint64_t i, HurrayGgufTensor *out)
+HurrayStatus hurray_gguf_index_tensor(const HurrayGgufIndex *index, uint64_t i,
+                                      HurrayGgufTensor *out)
 {
     if (index == NULL || out == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_gguf_index_tensor: index or out is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_gguf_index_tensor: index or out is NULL");
     }
     if (i >= index->n_tensors) {
-        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE, "hurray_gguf_index_tensor: tensor %llu of %llu",
-                            (unsigned long long)i, (unsigned long long)index->n_tensors);
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "hurray_gguf_index_tensor: tensor %llu of %llu", (unsigned long long)i,
+                            (unsigned long long)index->n_tensors);
     }
     *out = index->tensors[i];
     return HURRAY_OK;
 }
 
-HurrayStatus hurray_gguf_index_find(const HurrayGgufIndex *index, const char *name, uint64_t name_len,
-                                    uint64_t *out_index)
+HurrayStatus hurray_gguf_index_find(const HurrayGgufIndex *index, const char *name,
+                                    uint64_t name_len, uint64_t *out_index)
 {
     if (index == NULL || out_index == NULL || (name == NULL && name_len != 0)) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_gguf_index_find: index, name or out_index is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_gguf_index_find: index, name or out_index is NULL");
     }
     struct named key = {(const uint8_t *)name, name_len, 0};
     uint64_t low = 0, high = index->n_tensors;
@@ -608,7 +634,8 @@ HurrayStatus hurray_gguf_index_find(const HurrayGgufIndex *index, const char *na
             high = mid;
         }
     }
-    return hurray__fail(HURRAY_ERROR_NOT_FOUND, "hurray_gguf_index_find: no tensor is called '%.*s'",
+    return hurray__fail(HURRAY_ERROR_NOT_FOUND,
+                        "hurray_gguf_index_find: no tensor is called '%.*s'",
                         (int)(name_len > 200 ? 200 : name_len), name ? name : "");
 }
 

@@ -234,6 +234,23 @@ static uint8_t *copy_bytes(const char *s, uint64_t n)
     return c;
 }
 
+/* `items` (an array of *capacity items of item_size bytes) reallocated to
+ * twice the capacity, or to `first` items; NULL, with items and *capacity
+ * unchanged, when that does not fit in memory. */
+static void *grown(void *items, uint64_t *capacity, size_t item_size, uint64_t first)
+{
+    uint64_t cap = *capacity == 0 ? first : *capacity * 2;
+    size_t bytes;
+    if (cap < *capacity || cap > SIZE_MAX || __builtin_mul_overflow((size_t)cap, item_size, &bytes)) {
+        return NULL;
+    }
+    void *p = realloc(items, bytes);
+    if (p != NULL) {
+        *capacity = cap;
+    }
+    return p;
+}
+
 HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
                                         uint64_t key_len, const char *value,
                                         uint64_t value_len)
@@ -253,13 +270,11 @@ HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
                             "value must be UTF-8");
     }
     if (writer->meta_count == writer->meta_capacity) {
-        uint64_t cap = writer->meta_capacity == 0 ? 8 : writer->meta_capacity * 2;
-        WMeta *m = realloc(writer->meta, (size_t)cap * sizeof *m);
+        WMeta *m = grown(writer->meta, &writer->meta_capacity, sizeof *m, 8);
         if (m == NULL) {
             return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_set_metadata: cannot grow");
         }
         writer->meta = m;
-        writer->meta_capacity = cap;
     }
     WMeta m = {copy_bytes(key, key_len), copy_bytes(value, value_len), (uint32_t)key_len,
                (uint32_t)value_len};
@@ -296,13 +311,11 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
                             "bytes, at most %u", (unsigned long long)name_len, HURRAY__MAX_NAME_LEN);
     }
     if (writer->count == writer->capacity) {
-        uint64_t cap = writer->capacity == 0 ? 16 : writer->capacity * 2;
-        WEntry *e = realloc(writer->entries, (size_t)cap * sizeof *e);
+        WEntry *e = grown(writer->entries, &writer->capacity, sizeof *e, 16);
         if (e == NULL) {
             return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_add: cannot grow the index");
         }
         writer->entries = e;
-        writer->capacity = cap;
     }
     WEntry e = {.offset = writer->pos, .name = copy_bytes(name, name_len),
                 .name_len = (uint32_t)name_len};

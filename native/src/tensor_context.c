@@ -61,16 +61,14 @@ static HurrayStatus read_header(const void *ctx, const char *fn, uint32_t *abi_v
         return hurray__fail(HURRAY_ERROR_NOT_A_CONTEXT,
                             "%s: ctx is not a HurrayTensorContext (magic 0x%08lx, expected "
                             "0x%08lx); it may have been destroyed already",
-                            fn, (unsigned long)magic,
-                            (unsigned long)HURRAY_TENSOR_CONTEXT_MAGIC);
+                            fn, (unsigned long)magic, (unsigned long)HURRAY_TENSOR_CONTEXT_MAGIC);
     }
     return HURRAY_OK;
 }
 
 static int abi_version_served(uint32_t abi_version)
 {
-    return abi_version >= HURRAY__TENSOR_CONTEXT_FIRST_ABI &&
-           abi_version <= HURRAY_C_ABI_VERSION;
+    return abi_version >= HURRAY__TENSOR_CONTEXT_FIRST_ABI && abi_version <= HURRAY_C_ABI_VERSION;
 }
 
 /* Checks the header before anything past it is read: the magic, then that
@@ -92,10 +90,8 @@ static HurrayStatus check_context(const void *ctx, const char *fn)
 /* Ownership of owner passes to the context only when this returns
  * HURRAY_OK; on any failure owner_release is not called and the caller
  * still owns owner. owner_release may be NULL (nothing to release). */
-HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
-                                       const uint8_t *descriptor_bytes,
-                                       uint64_t descriptor_len,
-                                       void *owner,
+HurrayStatus hurray_tensor_context_new(uint32_t abi_version, const uint8_t *descriptor_bytes,
+                                       uint64_t descriptor_len, void *owner,
                                        void (*owner_release)(void *owner),
                                        struct HurrayTensorContext **out)
 {
@@ -127,8 +123,7 @@ HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
                             HURRAY__TENSOR_CONTEXT_MAX_DESCRIPTOR);
     }
     size_t size;
-    if (__builtin_add_overflow(sizeof(struct HurrayTensorContext), (size_t)descriptor_len,
-                               &size)) {
+    if (__builtin_add_overflow(sizeof(struct HurrayTensorContext), (size_t)descriptor_len, &size)) {
         return hurray__fail(HURRAY_ERROR_OVERFLOW, "%s: context size overflows", fn);
     }
     struct HurrayTensorContext *ctx = malloc(size);
@@ -149,8 +144,7 @@ HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
  * nothing else, so a consumer can refuse a version it does not know. A
  * version outside what this library serves is still reported with
  * HURRAY_OK -- judging it is the caller's job. */
-HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext *ctx,
-                                               uint32_t *out)
+HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext *ctx, uint32_t *out)
 {
     static const char fn[] = "hurray_tensor_context_abi_version";
     if (ctx == NULL) {
@@ -167,8 +161,7 @@ HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext 
 
 /* The bytes are borrowed: valid until the context is destroyed. */
 HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *ctx,
-                                              const uint8_t **out_bytes,
-                                              uint64_t *out_len)
+                                              const uint8_t **out_bytes, uint64_t *out_len)
 {
     static const char fn[] = "hurray_tensor_context_descriptor";
     if (ctx == NULL) {

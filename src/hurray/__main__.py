@@ -6,13 +6,15 @@ runs a command (see hurray/commands/).
 """
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import Optional
 
 from . import C_ABI_VERSION, __version__, _paths
 from ._ffi import lib
 from .commands import COMMANDS
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hurray", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cflags", action="store_true", help="print the compile flags (include path)")

@@ -6,13 +6,15 @@ writing in place), and a failure part-way leaves the path untouched.
 """
 import os
 import tempfile
+from collections.abc import Callable
+from typing import IO
 
 from .errors import HurrayIOError
 
 __all__ = ["replace_atomically"]
 
 
-def replace_atomically(path, write, what):
+def replace_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object], what: str) -> None:
     """Call write(binary file) on a temporary file beside `path`, sync it, rename it over `path`."""
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
@@ -37,7 +39,7 @@ def replace_atomically(path, write, what):
     _sync_directory(directory)
 
 
-def _sync_directory(directory):
+def _sync_directory(directory: str) -> None:
     """Make the rename itself durable (where the platform lets a directory be synced)."""
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -7,6 +7,8 @@ check_spans proves in C that spans hold what a descriptor reaches; reach
 gives the bytes a strided layout spans.
 """
 import operator
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ._ffi import ffi, lib
 from .errors import HurrayOverflowError, InvalidArgumentError, check
@@ -16,7 +18,7 @@ U64 = 1 << 64
 I64 = 1 << 63
 
 
-def index(value, field):
+def index(value: Any, field: str) -> int:
     """`value` as an int: anything with __index__ except a bool."""
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{field} must be an integer, not a bool")
@@ -26,7 +28,7 @@ def index(value, field):
         raise InvalidArgumentError(f"{field} must be an integer, not {type(value).__name__}") from None
 
 
-def uint(value, field, limit):
+def uint(value: Any, field: str, limit: int) -> int:
     """`value` as an int in 0 .. limit - 1."""
     value = index(value, field)
     if value < 0:
@@ -36,7 +38,7 @@ def uint(value, field, limit):
     return value
 
 
-def int64(value, field):
+def int64(value: Any, field: str) -> int:
     """`value` as an int that fits a signed 64-bit integer."""
     value = index(value, field)
     if not -I64 <= value < I64:
@@ -44,7 +46,7 @@ def int64(value, field):
     return value
 
 
-def ints(values, field, convert, *args):
+def ints(values: Any, field: str, convert: Callable[..., int], *args: Any) -> list[int]:
     """A list of ints from a sequence (or one bare integer), each through `convert`."""
     if isinstance(values, (str, bytes)):
         raise InvalidArgumentError(f"{field} must be a sequence of integers, not {type(values).__name__}")
@@ -55,7 +57,7 @@ def ints(values, field, convert, *args):
     return [convert(v, f"{field}[{i}]", *args) for i, v in enumerate(items)]
 
 
-def reach(shape, byte_strides):
+def reach(shape: Iterable[int], byte_strides: Iterable[int]) -> tuple[int, int]:
     """(low, high): the byte offsets from element 0 of the lowest and the
     highest element a non-empty layout reaches; low <= 0 <= high."""
     low = high = 0
@@ -68,7 +70,7 @@ def reach(shape, byte_strides):
     return low, high
 
 
-def check_spans(descriptor, spans):
+def check_spans(descriptor: Any, spans: Sequence[tuple[int, int]]) -> None:
     """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
     handle = descriptor.handle
     box = ffi.new("HurrayBufferList **")

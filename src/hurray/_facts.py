@@ -6,11 +6,13 @@ functions (hurray.h: hurray_ggml_block, hurray_ggml_name,
 hurray_layout_row_major_strides, hurray_layout_swizzled_128x4_count), so the
 two can never disagree.
 """
+from collections.abc import Sequence
+
 from ._ffi import ffi, lib
 from .errors import check
 
 
-def _ggml_blocks():
+def _ggml_blocks() -> dict[str, tuple[int, int, int]]:
     elements, nbytes = ffi.new("uint64_t *"), ffi.new("uint64_t *")
     table = {}
     for code in sorted(getattr(lib, n) for n in dir(lib) if n.startswith("HURRAY_GGML_")):
@@ -23,7 +25,7 @@ def _ggml_blocks():
 GGML_BLOCKS = _ggml_blocks()
 
 
-def row_major_strides(shape):
+def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """Row-major contiguous strides, in elements, of `shape` (a zero dimension steps as one)."""
     rank = len(shape)
     out = ffi.new("int64_t[]", max(rank, 1))
@@ -32,8 +34,8 @@ def row_major_strides(shape):
     return tuple(out[0:rank])
 
 
-def swizzled_128x4_count(rows, cols):
+def swizzled_128x4_count(rows: int, cols: int) -> int:
     """How many scales a SWIZZLED_128X4 part holds for rows x cols scales: whole padded tiles."""
     out = ffi.new("uint64_t *")
     check(lib.hurray_layout_swizzled_128x4_count(int(rows), int(cols), out))
-    return out[0]
+    return int(out[0])

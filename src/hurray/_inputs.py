@@ -3,6 +3,8 @@
 hurray.save, write_frame, save_safetensors and save_gguf all take their
 tensors through :func:`as_tensor`, so they accept and refuse alike.
 """
+from typing import Any
+
 import numpy as np
 
 from .errors import InvalidArgumentError
@@ -11,7 +13,7 @@ from .tensor import Tensor
 __all__ = ["as_tensor"]
 
 
-def as_tensor(value, what):
+def as_tensor(value: Any, what: str) -> Tensor:
     """`value` as a Tensor, zero-copy: a Tensor itself, a numpy array, or anything
     hurray.from_hurray or hurray.from_dlpack takes (a torch tensor, say).
     `what` names the value in the refusal of anything else."""

@@ -10,6 +10,9 @@ descriptor's byte order; complex32 and bcomplex32 in a foreign byte order
 are refused everywhere, because ml_dtypes would swap each element whole
 rather than each half.
 """
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from . import _checks
@@ -25,12 +28,12 @@ class Memory:
 
     __slots__ = ("tensor", "__array_interface__")
 
-    def __init__(self, tensor, interface):
+    def __init__(self, tensor: Any, interface: dict[str, Any]) -> None:
         self.tensor = tensor
         self.__array_interface__ = interface
 
 
-def element_dtype(name, byte_order, purpose):
+def element_dtype(name: str, byte_order: str, purpose: str) -> np.dtype:
     """The numpy (or ml_dtypes) dtype of Hurray dtype `name` stored in `byte_order`.
 
     Raises UnsupportedError, prefixed with `purpose`, when numpy has none.
@@ -41,7 +44,9 @@ def element_dtype(name, byte_order, purpose):
     return dt
 
 
-def strided_interface(tensor, buffer_index, byte_offset, dt, shape, strides):
+# `tensor` is a hurray.Tensor throughout (not imported: tensor.py imports this module).
+def strided_interface(tensor: Any, buffer_index: int, byte_offset: int, dt: np.dtype, shape: Sequence[int],
+                      strides: Sequence[int]) -> dict[str, Any]:
     """The array interface of `shape` elements of `dt` at element `strides` from `byte_offset`.
 
     The reach of the layout is checked against the buffer's span here too,
@@ -78,7 +83,7 @@ def strided_interface(tensor, buffer_index, byte_offset, dt, shape, strides):
     }
 
 
-def view(tensor, interface, dt, purpose="view"):
+def view(tensor: Any, interface: dict[str, Any], dt: np.dtype, purpose: str = "view") -> np.ndarray:
     """The ndarray an interface from strided_interface() describes, as `dt`."""
     try:
         array = np.asarray(Memory(tensor, interface))
@@ -91,12 +96,13 @@ def view(tensor, interface, dt, purpose="view"):
     return array
 
 
-def strided(tensor, buffer_index, byte_offset, dt, shape, strides, purpose="view"):
+def strided(tensor: Any, buffer_index: int, byte_offset: int, dt: np.dtype, shape: Sequence[int],
+            strides: Sequence[int], purpose: str = "view") -> np.ndarray:
     """A zero-copy view of whole-byte elements: strided_interface() then view()."""
     return view(tensor, strided_interface(tensor, buffer_index, byte_offset, dt, shape, strides), dt, purpose)
 
 
-def codes(tensor, purpose):
+def codes(tensor: Any, purpose: str) -> np.ndarray:
     """The values part's sub-byte codes: one uint8 per element, in the tensor's shape.
 
     PADDED gives a zero-copy view of the stored bytes, high bits as stored;

@@ -7,18 +7,26 @@ Hurray has no descriptor for) is refused by name before the target is
 touched. Metadata values that are not strings become JSON text in
 safetensors and .hurray files, whose metadata maps strings to strings.
 """
+from __future__ import annotations
+
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Optional
 
+from ._tensor_map import FileMapping
 from .errors import InvalidArgumentError, UnsupportedError
+from .tensor import Tensor
+
+_Path = str | os.PathLike[str]
+_Progress = Optional[Callable[[int, int], object]]
 
 __all__ = ["FORMATS", "convert", "format_of", "open_model_file"]
 
 FORMATS = (".gguf", ".safetensors", ".hurray")
 
 
-def format_of(path):
+def format_of(path: _Path) -> str:
     """".gguf", ".safetensors" or ".hurray", from the path's extension."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in FORMATS:
@@ -27,7 +35,7 @@ def format_of(path):
     return ext
 
 
-def _hurray_io(name):
+def _hurray_io(name: str) -> Any:
     import hurray
 
     function = getattr(hurray, name, None)
@@ -37,7 +45,7 @@ def _hurray_io(name):
     return function
 
 
-def open_model_file(path):
+def open_model_file(path: _Path) -> FileMapping:
     """The file at `path` as a read-only Mapping of Tensors with `.metadata`, by extension."""
     ext = format_of(path)
     if ext == ".gguf":
@@ -46,42 +54,43 @@ def open_model_file(path):
     if ext == ".safetensors":
         from .safetensors_file import load_safetensors
         return load_safetensors(path)
-    return _hurray_io("load")(path)
+    opened: FileMapping = _hurray_io("load")(path)
+    return opened
 
 
-class _Counted(Mapping):
+class _Counted(Mapping[str, Tensor]):
     """The source's tensors, reporting (bytes handed over, bytes in all) as a writer takes them."""
 
-    def __init__(self, tensors, progress):
+    def __init__(self, tensors: Mapping[str, Tensor], progress: _Progress) -> None:
         self._tensors = tensors
         self._progress = progress
         self._done = 0
         self._total = sum(n for t in tensors.values() for _, n in t.buffers)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Tensor:
         tensor = self._tensors[name]
         if self._progress is not None:
             self._done += sum(n for _, n in tensor.buffers)
             self._progress(min(self._done, self._total), self._total)
         return tensor
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._tensors)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._tensors)
 
 
-def _string_metadata(metadata):
+def _string_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}
 
 
-def _tensors(source):
+def _tensors(source: Mapping[str, Tensor]) -> dict[str, Tensor]:
     """Every tensor of the source, so that a tensor it cannot give is refused before writing starts."""
     return {name: source[name] for name in source}
 
 
-def convert(source_path, target_path, *, progress=None):
+def convert(source_path: _Path, target_path: _Path, *, progress: _Progress = None) -> None:
     """Convert the file at `source_path` into `target_path`; the formats come from the extensions.
 
     `progress`, if given, is called with (bytes done, bytes in all).

@@ -21,6 +21,10 @@ Strides, byte offsets, byte order and packing are honoured through the same
 zero-copy views np.asarray and Tensor.unpack use (``hurray._views``); nothing
 is copied beyond the result and the temporaries the arithmetic needs.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _facts
@@ -28,13 +32,17 @@ from . import _views
 from . import dtypes as _dtypes
 from .errors import InvalidDescriptorError, UnsupportedError
 
+if TYPE_CHECKING:
+    from .descriptor import Descriptor, Part
+    from .tensor import Tensor
+
 __all__ = ["dequantize", "parameter_shape", "swizzled_count", "swizzled_index"]
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
 
-def dequantize(tensor):
+def dequantize(tensor: Tensor) -> np.ndarray:
     """Return the real values of `tensor` as a new float32 array of its shape."""
     desc = tensor.descriptor
     scheme = desc.scheme
@@ -51,7 +59,7 @@ def dequantize(tensor):
     raise UnsupportedError(f"dequantize: scheme {scheme!r} is not known to this build")
 
 
-def _plain(tensor, desc):
+def _plain(tensor: Tensor, desc: Descriptor) -> np.ndarray:
     if _is_complex(desc.dtype):
         raise UnsupportedError(
             f"dequantize: a {desc.dtype} tensor has an imaginary part that float32 cannot hold; "
@@ -61,21 +69,21 @@ def _plain(tensor, desc):
         return _read_values(tensor).astype(_F32)
 
 
-def _values_as(tensor, desc, precision):
+def _values_as(tensor: Tensor, desc: Descriptor, precision: np.dtype) -> np.ndarray:
     """The stored values as numbers of `precision`, refusing complex types."""
     if _is_complex(desc.dtype):
         raise UnsupportedError(f"dequantize: values of type {desc.dtype} cannot be quantized values")
     return _read_values(tensor).astype(precision)
 
 
-def _part(desc, role, required=True):
+def _part(desc: Descriptor, role: str) -> Part:
     part = desc.parts.get(role)
-    if part is None and required:
+    if part is None:
         raise InvalidDescriptorError(f"dequantize: scheme {desc.scheme} needs a {role} part")
     return part
 
 
-def parameter_shape(desc):
+def parameter_shape(desc: Descriptor) -> tuple[int, ...]:
     """Shape of the row-major scale (and zero point) array for the granularity."""
     shape = tuple(desc.shape)
     granularity = desc.granularity
@@ -96,7 +104,7 @@ def parameter_shape(desc):
     raise InvalidDescriptorError(f"dequantize: granularity {granularity!r} does not fit scheme {desc.scheme}")
 
 
-def _broadcast(params, desc):
+def _broadcast(params: np.ndarray, desc: Descriptor) -> np.ndarray:
     """Stretch a parameter array of parameter_shape(desc) over the tensor's shape."""
     granularity = desc.granularity
     if granularity == "per_tensor":
@@ -109,7 +117,7 @@ def _broadcast(params, desc):
     return np.repeat(params, desc.block_size, axis=desc.axis)
 
 
-def _affine(tensor, desc):
+def _affine(tensor: Tensor, desc: Descriptor) -> np.ndarray:
     scale_part = _part(desc, "scale")
     pshape = parameter_shape(desc)
     count = int(np.prod(pshape, dtype=np.int64))
@@ -119,7 +127,7 @@ def _affine(tensor, desc):
     precision = _F64 if scale.dtype == _F64 else _F32
     q = _values_as(tensor, desc, precision)
     scale = _broadcast(scale.astype(precision), desc)
-    zero_part = _part(desc, "zero_point", required=False)
+    zero_part = desc.parts.get("zero_point")
     if zero_part is not None:
         zero = _read_parameter(tensor, zero_part, count).reshape(pshape)
         if _is_complex(zero_part.dtype):
@@ -129,7 +137,7 @@ def _affine(tensor, desc):
         return (q * scale).astype(_F32)
 
 
-def swizzled_index(rows, cols):
+def swizzled_index(rows: int, cols: int) -> np.ndarray:
     """Element index, in a SWIZZLED_128X4 scale part, of every (row, column).
 
     Returns an int64 array of shape (rows, cols). The matrix is padded to
@@ -143,12 +151,12 @@ def swizzled_index(rows, cols):
     return tile * 512 + (r % 32) * 16 + (r // 32 % 4) * 4 + c % 4
 
 
-def swizzled_count(rows, cols):
+def swizzled_count(rows: int, cols: int) -> int:
     """How many scales a SWIZZLED_128X4 part holds: whole padded tiles (the C library's count)."""
     return _facts.swizzled_128x4_count(rows, cols)
 
 
-def _block_scales(tensor, desc, part):
+def _block_scales(tensor: Tensor, desc: Descriptor, part: Part) -> np.ndarray:
     """The microscaling block scales as an array of parameter_shape(desc)."""
     pshape = parameter_shape(desc)
     if part.layout == "row_major":
@@ -163,12 +171,12 @@ def _block_scales(tensor, desc, part):
     raise UnsupportedError(f"dequantize: scale layout {part.layout!r} is not known to this build")
 
 
-def _microscaling(tensor, desc):
+def _microscaling(tensor: Tensor, desc: Descriptor) -> np.ndarray:
     if desc.granularity != "per_block":
         raise InvalidDescriptorError("dequantize: microscaling is per block")
     values = _values_as(tensor, desc, _F32)
     scale = _block_scales(tensor, desc, _part(desc, "scale")).astype(_F32)
-    global_part = _part(desc, "global_scale", required=False)
+    global_part = desc.parts.get("global_scale")
     with np.errstate(over="ignore"):
         out = values * _broadcast(scale, desc)
         if global_part is not None:
@@ -186,17 +194,17 @@ _COMPLEX = frozenset({"complex32", "bcomplex32", "complex64", "complex128"})
 _PURPOSE = "dequantize"
 
 
-def _is_complex(name):
+def _is_complex(name: str) -> bool:
     return name in _COMPLEX
 
 
-def _native(array):
+def _native(array: np.ndarray) -> np.ndarray:
     """`array` itself when its byte order is the host's, else a native copy."""
     dt = array.dtype
     return array if dt.isnative else array.astype(dt.newbyteorder("="))
 
 
-def _read_values(tensor):
+def _read_values(tensor: Tensor) -> np.ndarray:
     """The values part as a numpy array of the tensor's shape, in a numeric dtype.
 
     Sub-byte integers come back as int8/uint8 numbers, fp4/fp6 as their
@@ -214,7 +222,7 @@ def _read_values(tensor):
     return _interpret_codes(codes, name, bits)
 
 
-def _read_parameter(tensor, part, count):
+def _read_parameter(tensor: Tensor, part: Part, count: int) -> np.ndarray:
     """`count` contiguous elements of a parameter part, as a 1-D native array."""
     if _dtypes.dtype_bits(part.dtype) < 8:
         raise UnsupportedError(f"dequantize: a {part.dtype} parameter part has no byte-addressable layout")
@@ -222,9 +230,9 @@ def _read_parameter(tensor, part, count):
     return _native(_views.strided(tensor, part.buffer_index, part.byte_offset, dt, (count,), (1,), _PURPOSE))
 
 
-def _interpret_codes(codes, name, bits):
+def _interpret_codes(codes: np.ndarray, name: str, bits: int) -> np.ndarray:
     if name.startswith("float"):
-        return codes.view(_dtypes.dtype_info(name).numpy)
+        return codes.view(_dtypes.dtype_info(name).numpy)  # type: ignore[arg-type]  # every float type has one
     if name.startswith("uint"):
         return codes
     # Two's complement at `bits` bits.

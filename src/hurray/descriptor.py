@@ -8,6 +8,7 @@ and its fields are read once and cached.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import dtypes as _dtypes
@@ -21,7 +22,7 @@ __all__ = ["Descriptor", "Part"]
 _MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_LEN
 
 
-def _enum(prefix):
+def _enum(prefix: str) -> tuple[dict[int, str], dict[str, int]]:
     """({code: lowercase name}, {lowercase name: code}) for the header's constants prefix + NAME."""
     by_code = {getattr(lib, n): n[len(prefix):].lower() for n in dir(lib) if n.startswith(prefix)}
     return by_code, {name: code for code, name in by_code.items()}
@@ -36,7 +37,7 @@ LAYOUTS, _LAYOUT_CODES = _enum("HURRAY_PART_LAYOUT_")
 GGML_TYPES, _GGML_TYPE_CODES = _enum("HURRAY_GGML_")
 
 
-def _code(codes, value, field):
+def _code(codes: dict[str, int], value: Any, field: str) -> int:
     """The code for a lowercase name (looked up in `codes`), or an integer code passed through for C to judge."""
     if isinstance(value, str):
         code = codes.get(value.lower())
@@ -47,7 +48,7 @@ def _code(codes, value, field):
     return uint(value, field, U32)
 
 
-def _name(table, code):
+def _name(table: dict[int, str], code: int) -> Any:  # the name, or the code a table lacks
     return table.get(code, code)
 
 
@@ -60,7 +61,7 @@ class Part(NamedTuple):
     layout: str = "row_major"
 
 
-def _as_part(role, spec, values_dtype):
+def _as_part(role: str, spec: Any, values_dtype: Any) -> tuple[int, int, int, int]:
     """A user's part spec (Part, tuple or dict; the values dtype may be left out) as codes."""
     if isinstance(spec, dict):
         fields = dict(spec)
@@ -85,7 +86,7 @@ def _as_part(role, spec, values_dtype):
     )
 
 
-def _byte_order_code(dtype, byte_order):
+def _byte_order_code(dtype: Any, byte_order: Optional[str | int]) -> int:
     """The byte order code for build(): explicit, or stated by a non-native numpy dtype."""
     stated = _dtypes.stated_byte_order(dtype)
     if byte_order is None:
@@ -104,7 +105,7 @@ def _byte_order_code(dtype, byte_order):
 _decode_in_c: Optional[Callable[[bytes], Optional[Descriptor]]] = None
 
 
-def _destroy(handle):
+def _destroy(handle: Any) -> None:
     box = ffi.new("HurrayDescriptor **", handle)
     lib.hurray_descriptor_destroy(box)
 
@@ -126,11 +127,11 @@ class Descriptor:
     _box: Any
     _address: Optional[int]
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("make a Descriptor with Descriptor.build(...) or Descriptor.decode(bytes)")
 
     @classmethod
-    def _adopt(cls, raw, encoded=None):
+    def _adopt(cls, raw: Any, encoded: Optional[bytes] = None) -> Descriptor:
         """Own the C descriptor `raw`; it is destroyed with the Descriptor (or now, on failure).
 
         `encoded` is the byte string `raw` was just decoded from, which by the
@@ -150,7 +151,7 @@ class Descriptor:
         return self
 
     @classmethod
-    def _adopt_handed(cls, address, box, encoded):
+    def _adopt_handed(cls, address: int, box: Any, encoded: Optional[bytes]) -> Descriptor:
         """A Descriptor over the C descriptor a consumer decoded and checked.
 
         `box` owns it (hurray._protocol.consume hands over (address, box))
@@ -166,7 +167,7 @@ class Descriptor:
         self._bytes = encoded
         return self
 
-    def _encode_in_c(self):
+    def _encode_in_c(self) -> bytes:
         """Run hurray_descriptor_encode (which validates) and return its bytes."""
         out = ffi.new("uint8_t[]", _MAX_ENCODED_LEN)
         out_len = ffi.new("uint64_t *")
@@ -254,7 +255,9 @@ class Descriptor:
         )
 
     @classmethod
-    def _from_codes(cls, dtype_code, shape, strides, byte_order, packing, quantization, parts):
+    def _from_codes(cls, dtype_code: int, shape: Sequence[int], strides: Optional[Sequence[int]], byte_order: int,
+                    packing: Optional[int], quantization: Optional[Sequence[int]],
+                    parts: Mapping[int, Sequence[int]]) -> Descriptor:
         """Build from already-checked integers; the fast path for from_numpy."""
         box = ffi.new("HurrayDescriptor **")
         check(lib.hurray_descriptor_new(dtype_code, len(shape), ffi.new("uint64_t[]", shape), box))
@@ -295,10 +298,10 @@ class Descriptor:
             ffi.release(handle)
         self._box = self._address = None  # a handed-over descriptor dies with its box
 
-    def __enter__(self):
+    def __enter__(self) -> Descriptor:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---- encoding and identity -----------------------------------------
@@ -313,20 +316,20 @@ class Descriptor:
     def __bytes__(self) -> bytes:
         return self.encode()
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Descriptor):
             return NotImplemented
         return self.encode() == other.encode()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.encode())
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[Any], Descriptor], tuple[bytes]]:
         return (Descriptor.decode, (self.encode(),))
 
     # ---- fields --------------------------------------------------------
 
-    def _read_fields(self):
+    def _read_fields(self) -> dict[str, Any]:
         if self._fields is not None:
             return self._fields
         h = self.handle
@@ -455,7 +458,7 @@ class Descriptor:
     def buffer_count(self) -> int:
         return self._read_fields()["buffer_count"]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         f = self._read_fields()
         items = [f"dtype={f['dtype']!r}", f"shape={f['shape']!r}", f"strides={f['strides']!r}"]
         if f["byte_order"] != "little":

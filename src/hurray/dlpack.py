@@ -12,10 +12,13 @@ it instead.
 The capsules themselves are made and read in C (``hurray._dlpack``); this
 module decides what may cross and translates between the two type systems.
 """
+from __future__ import annotations
+
 import ctypes
 import operator
 import sys
-from typing import NamedTuple, Optional, Tuple
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -26,6 +29,9 @@ from ._facts import row_major_strides
 from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import HurrayError
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 __all__ = ["DLPackError", "dlpack_device", "from_dlpack", "to_dlpack", "to_dlpack_capsule"]
 
@@ -83,19 +89,19 @@ _PACKING_CODES = {None: lib.HURRAY_PACKING_NONE, "padded": lib.HURRAY_PACKING_PA
 _CAPSULE_TYPE = _dlpack.CapsuleType
 
 
-def _refuse(what, hint):
+def _refuse(what: str, hint: str) -> DLPackError:
     return DLPackError(f"DLPack cannot carry {what}: {hint}")
 
 
 # ---- export ------------------------------------------------------------
 
 
-def dlpack_device(tensor):
+def dlpack_device(tensor: Tensor) -> tuple[int, int]:
     """``__dlpack_device__``: Hurray tensors live in host memory, so (kDLCPU, 0)."""
     return (KDL_CPU, 0)
 
 
-def _version_tuple(max_version):
+def _version_tuple(max_version: Any) -> Optional[tuple[int, int]]:
     """The consumer's maximum version as (major, minor), or None for legacy."""
     if max_version is None:
         return None
@@ -106,7 +112,7 @@ def _version_tuple(max_version):
         raise DLPackError(f"max_version must be a (major, minor) pair of ints, not {max_version!r}") from None
 
 
-def _check_request(stream, dl_device):
+def _check_request(stream: Any, dl_device: Any) -> None:
     # CPU memory has no stream; -1 means "do not synchronise", which is moot.
     if stream is not None and stream != -1:
         raise DLPackError(f"stream must be None for host (kDLCPU) memory, not {stream!r}")
@@ -122,7 +128,7 @@ def _check_request(stream, dl_device):
             )
 
 
-def _device_name(device):
+def _device_name(device: tuple[int, int]) -> str:
     return f"({_DEVICE_NAMES.get(device[0], 'device type ' + str(device[0]))}, {device[1]})"
 
 
@@ -134,8 +140,8 @@ class _Plan(NamedTuple):
     bits: int = 0
     padded: bool = False
     width: int = 0  # storage bits per element step
-    shape: tuple = ()
-    strides: tuple = ()
+    shape: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
     buffer_index: int = 0
     byte_offset: int = 0
 
@@ -145,7 +151,7 @@ _PLANS: dict[bytes, "_Plan"] = {}  # descriptor bytes -> _Plan
 _PLAN_CACHE_SIZE = 1024
 
 
-def _make_plan(desc):
+def _make_plan(desc: Descriptor) -> _Plan:
     if desc.scheme != "none":
         hint = "use the native protocol (__hurray__ / hurray.from_hurray), or dequantize()"
         if desc.scheme == "ggml":
@@ -171,7 +177,7 @@ def _make_plan(desc):
                  values.buffer_index, values.byte_offset)
 
 
-def _plan_of(desc):
+def _plan_of(desc: Descriptor) -> _Plan:
     key = desc.encode()  # equal descriptors share a plan; the bytes' hash is cached
     plan = _PLANS.get(key)
     if plan is None:
@@ -181,7 +187,7 @@ def _plan_of(desc):
     return plan
 
 
-def _reach_bits(shape, strides, width):
+def _reach_bits(shape: Sequence[int], strides: Sequence[int], width: int) -> tuple[int, int]:
     """(lowest, end) bit positions the view reaches, relative to element 0."""
     if 0 in shape:
         return 0, 0
@@ -189,7 +195,7 @@ def _reach_bits(shape, strides, width):
     return lo * width, (hi + 1) * width
 
 
-def _copy_view(data, shape, strides, width):
+def _copy_view(data: int, shape: Sequence[int], strides: Sequence[int], width: int) -> tuple[np.ndarray, int]:
     """A private copy of every byte the view reaches: (owner array, new element-0 address)."""
     lo_bits, end_bits = _reach_bits(shape, strides, width)
     first = lo_bits // 8
@@ -200,7 +206,8 @@ def _copy_view(data, shape, strides, width):
     return copy, copy.ctypes.data - first
 
 
-def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, copy=None):
+def to_dlpack_capsule(tensor: Tensor, max_version: Any = None, *, stream: Any = None, dl_device: Any = None,
+                      copy: Optional[bool] = None) -> Any:
     """The capsule ``Tensor.__dlpack__`` returns.
 
     A "dltensor_versioned" capsule (version 1.1) when ``max_version`` is at
@@ -223,7 +230,7 @@ def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, 
     flags = 0
     if plan.padded:
         # A 1.0 consumer does not know the flag and would read the bytes as packed.
-        if not versioned or version < _PADDED_FLAG_VERSION:
+        if version is None or version < _PADDED_FLAG_VERSION:
             asked = f"max_version={version}" if versioned else "a legacy capsule"
             raise _refuse(
                 f"padded {tensor.descriptor.dtype} storage (one element per byte) in {asked}",
@@ -231,7 +238,7 @@ def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, 
             )
         flags = FLAG_SUBBYTE_PADDED
     data = tensor.buffers[plan.buffer_index][0] + plan.byte_offset
-    owner = tensor
+    owner: Any = tensor
     if copy:
         owner, data = _copy_view(data, plan.shape, plan.strides, plan.width)
         if versioned:
@@ -246,7 +253,8 @@ def to_dlpack_capsule(tensor, max_version=None, *, stream=None, dl_device=None, 
     return _dlpack.export(owner, data, plan.code, plan.bits, plan.shape, plan.strides, flags, versioned)
 
 
-def to_dlpack(tensor, stream=None, *, max_version=None, dl_device=None, copy=None):
+def to_dlpack(tensor: Tensor, stream: Any = None, *, max_version: Any = None, dl_device: Any = None,
+              copy: Optional[bool] = None) -> Any:
     """``Tensor.__dlpack__`` (the array API signature): see :func:`to_dlpack_capsule`."""
     return to_dlpack_capsule(tensor, max_version, stream=stream, dl_device=dl_device, copy=copy)
 
@@ -254,7 +262,7 @@ def to_dlpack(tensor, stream=None, *, max_version=None, dl_device=None, copy=Non
 # ---- import ------------------------------------------------------------
 
 
-def _capsule_of(x):
+def _capsule_of(x: Any) -> Any:
     """Ask `x` for a DLPack capsule (or take `x` itself if it is one)."""
     if isinstance(x, _CAPSULE_TYPE):
         return x
@@ -280,7 +288,7 @@ def _capsule_of(x):
         raise DLPackError(f"{type(x).__name__}.__dlpack__ refused: {exc}") from exc
 
 
-def _device_of(x, device_of):
+def _device_of(x: Any, device_of: Callable[[], Any]) -> tuple[int, int]:
     """``x.__dlpack_device__()`` as a (device_type, device_id) pair of ints."""
     name = type(x).__name__
     try:
@@ -299,7 +307,7 @@ def _device_of(x, device_of):
         ) from None
 
 
-def _import_plan(info):
+def _import_plan(info: tuple[Any, ...]) -> tuple[Descriptor, tuple[tuple[int, int]]]:
     """Check a capsule's facts; return (descriptor, spans): the one span, as a Tensor takes it."""
     if len(info) == 3:
         _, major, minor = info
@@ -361,7 +369,7 @@ def _import_plan(info):
     return desc, ((start + first, last - first),)
 
 
-def from_dlpack(x):
+def from_dlpack(x: Any) -> Tensor:
     """A zero-copy :class:`hurray.Tensor` over the memory of a DLPack producer.
 
     `x` is an object with ``__dlpack__`` (numpy, PyTorch, ...) or a DLPack
@@ -375,7 +383,7 @@ def from_dlpack(x):
     The tensor's hold on the producer (through its deleter) is invisible to
     the cycle collector (design note D-NB2, decision 11).
     """
-    from .tensor import Tensor
+    from .tensor import Tensor  # here: tensor.py imports this module
 
     capsule = _capsule_of(x)
     info = _dlpack.inspect(capsule)
@@ -393,12 +401,12 @@ def from_dlpack(x):
 # versioned capsule on the CPU, whose plan _PLANS holds, is exported by
 # hurray._core with no Python frame; everything else, and every refusal, is
 # Tensor's own __dlpack__ (to_dlpack above).
-def _install_c_methods():
+def _install_c_methods() -> None:
     from . import _core
     from . import numpy_bridge  # noqa: F401  (sets up hurray._core first)
     from .tensor import Tensor
 
-    Tensor.__dlpack__, Tensor.__dlpack_device__ = _core.setup_dlpack(
+    Tensor.__dlpack__, Tensor.__dlpack_device__ = _core.setup_dlpack(  # type: ignore[method-assign]
         Tensor.__dlpack__, _dlpack.export, _PLANS, (KDL_CPU, 0)
     )
 

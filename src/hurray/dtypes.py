@@ -9,7 +9,7 @@ the PADDED packing.
 """
 import operator
 import sys
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import ml_dtypes
 import numpy as np
@@ -40,7 +40,7 @@ _NPY_USERDEF = 256
 _PAIR_TYPES = ("complex32", "bcomplex32")
 
 
-def is_builtin(dt):
+def is_builtin(dt: np.dtype) -> bool:
     """True for numpy's own dtypes, False for user-defined ones such as ml_dtypes'."""
     return dt.num < _NPY_USERDEF
 
@@ -54,12 +54,12 @@ class DtypeInfo(NamedTuple):
     numpy: Optional[np.dtype]  # native byte order; None when numpy and ml_dtypes both lack it
 
     @property
-    def sub_byte(self):
+    def sub_byte(self) -> bool:
         """True for types narrower than a byte, which need a packing."""
         return self.bits < 8
 
 
-def _numpy_for(name, bits):
+def _numpy_for(name: str, bits: int) -> Optional[np.dtype]:
     candidate = getattr(ml_dtypes, name, None)
     try:
         dt = np.dtype(candidate if candidate is not None else name)
@@ -72,7 +72,7 @@ def _numpy_for(name, bits):
     return dt if dt.itemsize == expected else None
 
 
-def _load_table():
+def _load_table() -> tuple[DtypeInfo, ...]:
     codes = sorted(getattr(lib, n) for n in dir(lib) if n.startswith("HURRAY_DTYPE_"))
     bits_out = ffi.new("uint32_t *")
     table = []
@@ -87,8 +87,8 @@ def _load_table():
 DTYPES = _load_table()
 _BY_CODE = {d.code: d for d in DTYPES}
 _BY_NAME = {d.name: d for d in DTYPES}
-_BY_NUMPY_KIND = {}
-_BY_SCALAR_TYPE = {}
+_BY_NUMPY_KIND: dict[tuple[str, int], DtypeInfo] = {}
+_BY_SCALAR_TYPE: dict[type, DtypeInfo] = {}
 for _d in DTYPES:
     if _d.numpy is None:
         continue
@@ -98,7 +98,7 @@ for _d in DTYPES:
         _BY_SCALAR_TYPE[_d.numpy.type] = _d
 
 
-def _info_from_numpy(dt):
+def _info_from_numpy(dt: np.dtype) -> Optional[DtypeInfo]:
     """The DtypeInfo of a numpy dtype, or None."""
     if dt.fields is not None or dt.subdtype is not None:
         return None
@@ -107,7 +107,7 @@ def _info_from_numpy(dt):
     return _BY_SCALAR_TYPE.get(dt.type)
 
 
-def dtype_info(dtype):
+def dtype_info(dtype: Any) -> DtypeInfo:
     """The DtypeInfo for a code, a Hurray name, or anything numpy takes as a dtype.
 
     Raises UnsupportedError for a type Hurray has no code for (object,
@@ -133,22 +133,22 @@ def dtype_info(dtype):
     return info
 
 
-def dtype_code(dtype):
+def dtype_code(dtype: Any) -> int:
     """The stable HurrayDtype code of `dtype` (a code, a Hurray name or a numpy dtype)."""
     return dtype_info(dtype).code
 
 
-def dtype_name(dtype):
+def dtype_name(dtype: Any) -> str:
     """The Hurray name of `dtype`, as the C library spells it ("float8_e4m3fn", ...)."""
     return dtype_info(dtype).name
 
 
-def dtype_bits(dtype):
+def dtype_bits(dtype: Any) -> int:
     """The width of one element in bits (4 for int4, 32 for complex32, ...)."""
     return dtype_info(dtype).bits
 
 
-def numpy_dtype_or_reason(dtype, byte_order="little"):
+def numpy_dtype_or_reason(dtype: Any, byte_order: str = "little") -> tuple[Optional[np.dtype], Optional[str]]:
     """(numpy dtype, None) for `dtype` stored in `byte_order`, or (None, why numpy cannot)."""
     info = dtype_info(dtype)
     if info.numpy is None:
@@ -165,7 +165,7 @@ def numpy_dtype_or_reason(dtype, byte_order="little"):
     return dt.newbyteorder(">" if byte_order == "big" else "<"), None
 
 
-def numpy_dtype(dtype, byte_order="little"):
+def numpy_dtype(dtype: Any, byte_order: str = "little") -> Optional[np.dtype]:
     """The numpy (or ml_dtypes) dtype for `dtype` stored in `byte_order`, or None.
 
     None means numpy cannot represent the type in that byte order. Sub-byte
@@ -174,7 +174,7 @@ def numpy_dtype(dtype, byte_order="little"):
     return numpy_dtype_or_reason(dtype, byte_order)[0]
 
 
-def _foreign_order(dt, info):
+def _foreign_order(dt: np.dtype, info: DtypeInfo) -> Optional[str]:
     """The byte order of a non-native numpy dtype `dt` of element type `info`, else None."""
     if dt.itemsize == 1 or dt.isnative:
         return None
@@ -186,7 +186,7 @@ def _foreign_order(dt, info):
     return "big" if sys.byteorder == "little" else "little"
 
 
-def from_numpy_dtype(dt):
+def from_numpy_dtype(dt: Any) -> tuple[int, str]:
     """(code, byte_order) of a numpy dtype; raises UnsupportedError when Hurray lacks it."""
     dt = np.dtype(dt)
     info = _info_from_numpy(dt)
@@ -202,7 +202,7 @@ def from_numpy_dtype(dt):
     return info.code, order
 
 
-def stated_byte_order(dtype):
+def stated_byte_order(dtype: Any) -> Optional[str]:
     """"big" or "little" when `dtype` is a numpy dtype in non-native byte order, else None.
 
     Hurray names and codes state no byte order, and neither do numpy dtypes

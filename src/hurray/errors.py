@@ -1,13 +1,15 @@
 """One Python exception class per HurrayStatus, all under HurrayError."""
+from typing import NoReturn, Optional
+
 from ._ffi import ffi, lib
 
 
 class HurrayError(Exception):
     """The base of every error the package raises on bad input."""
 
-    status_name = None
+    status_name: Optional[str] = None
 
-    def __init__(self, message, status=None):
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
         super().__init__(message)
         self.status = status
 
@@ -92,18 +94,18 @@ for _status, _cls in _BY_STATUS.items():
     _cls.status_name = ffi.string(lib.hurray_status_name(_status)).decode()
 
 
-def error_class(status):
+def error_class(status: int) -> type[HurrayError]:
     """The exception class that stands for a non-OK HurrayStatus."""
     return _BY_STATUS.get(status, HurrayError)
 
 
-def check(status):
+def check(status: int) -> None:
     """Raise the class of `status`, with the C library's message, unless it is OK."""
     if status != lib.HURRAY_OK:
         raise_status(status)
 
 
-def raise_status(status):
+def raise_status(status: int) -> NoReturn:
     message = ffi.string(lib.hurray_last_error_message()).decode("utf-8", "replace")
     name = ffi.string(lib.hurray_status_name(status)).decode()
     raise error_class(status)(f"{name}: {message}", status)

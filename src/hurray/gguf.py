@@ -24,7 +24,11 @@ In the 32-element formats byte j of qs holds element j in its low nibble
 and element j + 16 in its high nibble; q5's fifth bit of element k is bit k
 of qh read as a little-endian uint32.
 """
+from __future__ import annotations
+
 import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
@@ -33,6 +37,10 @@ from . import _facts
 from . import packing as _packing
 from .errors import BufferTooSmallError, InvalidArgumentError, InvalidDescriptorError, UnsupportedError
 
+if TYPE_CHECKING:
+    from .descriptor import Descriptor
+    from .tensor import Tensor
+
 __all__ = ["GGML_BLOCKS", "decode_blocks", "dequantize_ggml", "from_gguf", "ggml_block", "to_gguf"]
 
 # GGUF spelling -> (GGUF type number, elements per block, bytes per block),
@@ -40,7 +48,7 @@ __all__ = ["GGML_BLOCKS", "decode_blocks", "dequantize_ggml", "from_gguf", "ggml
 GGML_BLOCKS = _facts.GGML_BLOCKS
 
 
-def ggml_block(name):
+def ggml_block(name: str) -> tuple[int, int]:
     """(elements, bytes) of one block of the GGML type `name` (case-insensitive)."""
     if not isinstance(name, str):
         raise InvalidArgumentError(f"a GGML type name must be a str, not {type(name).__name__}")
@@ -53,7 +61,7 @@ def ggml_block(name):
 
 # ---- wrapping ----------------------------------------------------------
 
-def from_gguf(data, ggml_type_name, shape):
+def from_gguf(data: Any, ggml_type_name: str, shape: Any) -> Tensor:
     """Wrap GGUF block bytes as a Tensor of logical `shape`, without copying.
 
     `data` is any C-contiguous buffer (bytes, bytearray, memoryview, a uint8
@@ -62,7 +70,7 @@ def from_gguf(data, ggml_type_name, shape):
     reverse them). The Tensor keeps `data` alive, and is read-only when
     `data` is (bytes, for one).
     """
-    from .descriptor import Descriptor
+    from .descriptor import Descriptor  # here: they import this module
     from .tensor import Tensor
 
     elements, block_bytes = ggml_block(ggml_type_name)
@@ -89,7 +97,7 @@ def from_gguf(data, ggml_type_name, shape):
                   readonly=not array.flags.writeable)
 
 
-def to_gguf(tensor):
+def to_gguf(tensor: Tensor) -> np.ndarray:
     """The block bytes of a GGML tensor, as a zero-copy uint8 array."""
     desc = tensor.descriptor
     if desc.scheme != "ggml":
@@ -97,7 +105,7 @@ def to_gguf(tensor):
     return _block_bytes(tensor, desc).reshape(-1)
 
 
-def _shape(shape):
+def _shape(shape: Any) -> tuple[int, ...]:
     try:
         dims = tuple(shape)
     except TypeError:
@@ -118,7 +126,7 @@ def _shape(shape):
     return tuple(out)
 
 
-def _byte_array(data):
+def _byte_array(data: Any) -> np.ndarray:
     """A 1-D uint8 view of `data`'s memory (never a copy)."""
     if isinstance(data, np.ndarray):
         if data.dtype != np.uint8:
@@ -138,9 +146,16 @@ def _byte_array(data):
     return np.frombuffer(view.cast("B"), np.uint8)
 
 
-def _block_bytes(tensor, desc):
+def _ggml_type(desc: Descriptor) -> str:
+    name = desc.ggml_type
+    if name is None:
+        raise InvalidDescriptorError(f"ggml: the tensor's scheme is {desc.scheme}, not ggml")
+    return name
+
+
+def _block_bytes(tensor: Tensor, desc: Descriptor) -> np.ndarray:
     """The values part as an (nblocks, block_bytes) uint8 view."""
-    elements, block_bytes = ggml_block(desc.ggml_type)
+    elements, block_bytes = ggml_block(_ggml_type(desc))
     shape = tuple(desc.shape)
     if not shape or shape[-1] % elements:
         raise InvalidDescriptorError(
@@ -160,15 +175,15 @@ def _block_bytes(tensor, desc):
 
 # ---- decoding ----------------------------------------------------------
 
-def dequantize_ggml(tensor):
+def dequantize_ggml(tensor: Tensor) -> np.ndarray:
     """Decode a GGML tensor's blocks to a float32 array of its shape."""
     desc = tensor.descriptor
     blocks = _block_bytes(tensor, desc)
-    decode = _DECODERS[desc.ggml_type]
+    decode = _DECODERS[_ggml_type(desc)]
     return decode(blocks).reshape(tuple(desc.shape))
 
 
-def decode_blocks(ggml_type_name, blocks):
+def decode_blocks(ggml_type_name: str, blocks: Any) -> np.ndarray:
     """Decode an (nblocks, block_bytes) uint8 array to (nblocks, elements) float32."""
     elements, block_bytes = ggml_block(ggml_type_name)
     blocks = np.asarray(blocks)
@@ -177,58 +192,58 @@ def decode_blocks(ggml_type_name, blocks):
     return _DECODERS[ggml_type_name.lower()](blocks)
 
 
-def _f16(blocks, at):
+def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
     """The little-endian fp16 at byte `at` of every block, as float32 of shape (n, 1)."""
     bits = blocks[:, at].astype(np.uint16) | (blocks[:, at + 1].astype(np.uint16) << np.uint16(8))
     return bits.view(np.float16).astype(np.float32).reshape(-1, 1)
 
 
-def _u32(blocks, at):
+def _u32(blocks: np.ndarray, at: int) -> np.ndarray:
     word = np.zeros(blocks.shape[0], np.uint32)
     for k in range(4):
         word |= blocks[:, at + k].astype(np.uint32) << np.uint32(8 * k)
     return word
 
 
-def _split_nibbles(qs):
+def _split_nibbles(qs: np.ndarray) -> np.ndarray:
     """(n, 16) bytes -> (n, 32) codes in ggml's split order (packing "ggml_split")."""
     n = qs.shape[0]
     return _packing.unpack(np.ascontiguousarray(qs).reshape(-1), 4, 32 * n, "ggml_split").reshape(n, 32)
 
 
-def _fifth_bits(blocks, at):
+def _fifth_bits(blocks: np.ndarray, at: int) -> np.ndarray:
     """Bit k of the little-endian uint32 at `at`, for k in 0..31, as uint8 (n, 32)."""
     word = _u32(blocks, at).reshape(-1, 1)
     return ((word >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(np.uint8)
 
 
-def _q4_0(blocks):
+def _q4_0(blocks: np.ndarray) -> np.ndarray:
     d = _f16(blocks, 0)
     q = _split_nibbles(blocks[:, 2:18]).astype(np.int8) - np.int8(8)
     return d * q.astype(np.float32)
 
 
-def _q4_1(blocks):
+def _q4_1(blocks: np.ndarray) -> np.ndarray:
     d = _f16(blocks, 0)
     m = _f16(blocks, 2)
     q = _split_nibbles(blocks[:, 4:20]).astype(np.float32)
     return d * q + m
 
 
-def _q5_0(blocks):
+def _q5_0(blocks: np.ndarray) -> np.ndarray:
     d = _f16(blocks, 0)
     q = _split_nibbles(blocks[:, 6:22]) | (_fifth_bits(blocks, 2) << np.uint8(4))
     return d * (q.astype(np.int8) - np.int8(16)).astype(np.float32)
 
 
-def _q5_1(blocks):
+def _q5_1(blocks: np.ndarray) -> np.ndarray:
     d = _f16(blocks, 0)
     m = _f16(blocks, 2)
     q = _split_nibbles(blocks[:, 8:24]) | (_fifth_bits(blocks, 4) << np.uint8(4))
     return d * q.astype(np.float32) + m
 
 
-def _q8_0(blocks):
+def _q8_0(blocks: np.ndarray) -> np.ndarray:
     d = _f16(blocks, 0)
     return d * blocks[:, 2:34].view(np.int8).astype(np.float32)
 
@@ -239,7 +254,7 @@ _E2M1_DOUBLED = (np.arange(16, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn).ast
 ).astype(np.float32)
 
 
-def _e8m0_half(e):
+def _e8m0_half(e: np.ndarray) -> np.ndarray:
     """2^(e - 128) as float32, built from bits the way ggml does (e = 0 and 1
     give subnormals; e = 255 gives 2^127, not NaN)."""
     e = e.astype(np.uint32)
@@ -248,13 +263,13 @@ def _e8m0_half(e):
     return bits.astype(np.uint32).view(np.float32)
 
 
-def _mxfp4(blocks):
+def _mxfp4(blocks: np.ndarray) -> np.ndarray:
     half = _e8m0_half(blocks[:, 0]).reshape(-1, 1)
     with np.errstate(over="ignore"):  # e = 255 times 12 is infinite in ggml too
         return half * _E2M1_DOUBLED[_split_nibbles(blocks[:, 1:17])]
 
 
-def _q4_k(blocks):
+def _q4_k(blocks: np.ndarray) -> np.ndarray:
     n = blocks.shape[0]
     d = _f16(blocks, 0)
     dmin = _f16(blocks, 2)
@@ -274,7 +289,7 @@ def _q4_k(blocks):
     return (step * q.astype(np.float32) - offset).reshape(n, 256)
 
 
-def _q6_k(blocks):
+def _q6_k(blocks: np.ndarray) -> np.ndarray:
     n = blocks.shape[0]
     # Two halves of 128 elements; in each, element 32 g + l takes its low
     # nibble from ql byte l (g = 0, 2) or l + 32 (g = 1, 3), low or high by
@@ -290,7 +305,7 @@ def _q6_k(blocks):
     return ((d * scales).reshape(n, 16, 1) * q.astype(np.float32)).reshape(n, 256)
 
 
-_DECODERS = {
+_DECODERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "q4_0": _q4_0,
     "q4_1": _q4_1,
     "q5_0": _q5_0,

@@ -16,16 +16,21 @@ is listed like any other; asking for it raises UnsupportedError naming the
 type, and the other tensors still load. Its bytes are still checked against
 the file when ggml's table gives their size.
 """
+from __future__ import annotations
+
 import os
 import struct
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 from . import gguf as _gguf
 from ._ffi import ffi, lib
 from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
-from .errors import InvalidArgumentError, UnsupportedError, check, error_class
+from .errors import UnsupportedError, check, error_class
 from .numpy_bridge import from_numpy
+from .tensor import Tensor
 
 __all__ = ["GGUFFile", "load_gguf"]
 
@@ -51,35 +56,35 @@ _STRING, _ARRAY = 8, 9
 class _Cursor:
     """Reads the header front to back; every read is bounds-checked first."""
 
-    def __init__(self, data, size, path):
+    def __init__(self, data: Any, size: int, path: str) -> None:
         self.data = data
         self.size = size
         self.at = 0
         self.path = path
 
-    def fail(self, message):
+    def fail(self, message: str) -> Exception:
         return corrupt(_WHAT, self.path, message)
 
-    def need(self, count, what):
+    def need(self, count: int, what: str) -> None:
         if count > self.size - self.at:
             raise self.fail(
                 f"{what} needs {count} bytes at offset {self.at}, but the file has only "
                 f"{self.size - self.at} left (truncated, or a length that claims too much)"
             )
 
-    def scalar(self, code, size, what):
+    def scalar(self, code: str, size: int, what: str) -> Any:
         self.need(size, what)
         value = struct.unpack_from(code, self.data, self.at)[0]
         self.at += size
         return value
 
-    def u32(self, what):
+    def u32(self, what: str) -> int:
         return self.scalar("<I", 4, what)
 
-    def u64(self, what):
+    def u64(self, what: str) -> int:
         return self.scalar("<Q", 8, what)
 
-    def string(self, what):
+    def string(self, what: str) -> str:
         length = self.u64(f"the length of {what}")
         self.need(length, f"{what} ({length} bytes)")
         raw = bytes(self.data[self.at:self.at + length])
@@ -89,7 +94,7 @@ class _Cursor:
         except UnicodeDecodeError:
             raise self.fail(f"{what} is not valid UTF-8") from None
 
-    def value(self, kind, what, depth=0):
+    def value(self, kind: int, what: str, depth: int = 0) -> Any:
         if kind in _SCALARS:
             code, size = _SCALARS[kind]
             return self.scalar(code, size, what)
@@ -99,7 +104,7 @@ class _Cursor:
             return self.array(what, depth)
         raise self.fail(f"{what} has unknown value type {kind}")
 
-    def array(self, what, depth):
+    def array(self, what: str, depth: int) -> list[Any]:
         if depth >= _MAX_NESTING:
             raise self.fail(f"{what} nests arrays more than {_MAX_NESTING} deep")
         kind = self.u32(f"the element type of {what}")
@@ -128,23 +133,19 @@ class GGUFFile(TensorMap):
 
     _kind = "GGUF file"
 
-    def __init__(self, path, mapped, view, index):
-        super().__init__(path, mapped, None, None)
+    def __init__(self, path: str, mapped: Any, view: Any, index: Any) -> None:
+        super().__init__(path, mapped, {}, None)  # the Mapping is answered by the C index
         self._view = view  # the cffi view of the map that the C index reads
         self._index = index
         counts = ffi.new("uint64_t[2]")
         check(lib.hurray_gguf_index_info(index, ffi.NULL, ffi.NULL, ffi.NULL, counts, counts + 1))
         self._count, self._kv_count = counts[0], counts[1]
-        self._names = None
-        self._types = None
+        self._names: list[str] | None = None
+        self._types: dict[str, int | tuple[int, int]] | None = None
 
     # ---- the Mapping, answered by the C index ------------------------------
 
-    def _open(self):
-        if self._closed:
-            raise InvalidArgumentError(f"{self._kind} {self._path!r} is closed")
-
-    def _find(self, name):
+    def _find(self, name: object) -> Any:
         if not isinstance(name, str):
             return None
         raw = name.encode("utf-8", "surrogatepass")
@@ -157,22 +158,22 @@ class GGUFFile(TensorMap):
         check(lib.hurray_gguf_index_tensor(self._index, found[0], info))
         return info
 
-    def __getitem__(self, name):
-        self._open()
+    def __getitem__(self, name: str) -> Tensor:
+        self._check_open()
         info = self._find(name)
         if info is None:
             raise KeyError(name)
         return self._make(name, info)
 
-    def __contains__(self, name):
-        self._open()
+    def __contains__(self, name: object) -> bool:
+        self._check_open()
         return self._find(name) is not None
 
-    def __len__(self):
-        return self._count
+    def __len__(self) -> int:
+        return int(self._count)
 
-    def __iter__(self):
-        self._open()
+    def __iter__(self) -> Iterator[str]:
+        self._check_open()
         if self._names is None:
             names = []
             info = ffi.new("HurrayGgufTensor *")
@@ -185,23 +186,24 @@ class GGUFFile(TensorMap):
     # ---- metadata, made on first use ---------------------------------------
 
     @property
-    def metadata(self):
+    def metadata(self) -> dict[str, Any]:
         self._read_metadata()
-        return dict(self._metadata)
+        return dict(self._metadata or {})
 
     @property
-    def metadata_types(self):
+    def metadata_types(self) -> dict[str, int | tuple[int, int]]:
         """Each key's GGUF value type number; (9, element type) for an array."""
         self._read_metadata()
-        return dict(self._types)
+        return dict(self._types or {})
 
-    def _read_metadata(self):
+    def _read_metadata(self) -> None:
         if self._metadata is not None:
             return
-        self._open()
+        self._check_open()
         cur = _Cursor(self._map, len(self._map), self._path)
         offset, length = ffi.new("uint64_t *"), ffi.new("uint64_t *")
-        metadata, types = {}, {}
+        metadata: dict[str, Any] = {}
+        types: dict[str, int | tuple[int, int]] = {}
         for i in range(self._kv_count):
             check(lib.hurray_gguf_index_kv(self._index, i, offset, length))
             cur.at = offset[0]
@@ -213,15 +215,15 @@ class GGUFFile(TensorMap):
 
     # ---- tensors -------------------------------------------------------------
 
-    def ggml_type(self, name):
+    def ggml_type(self, name: str) -> str:
         """The ggml type name of tensor `name` ("Q4_K", ...; "type N" when ggml has no name for it)."""
-        self._open()
+        self._check_open()
         info = self._find(name)
         if info is None:
             raise KeyError(name)
         return _type_name(info.ggml_type) or f"type {info.ggml_type}"
 
-    def _make(self, name, info):
+    def _make(self, name: str, info: Any) -> Tensor:
         number = info.ggml_type
         type_name = _type_name(number)
         if type_name is None:
@@ -235,29 +237,27 @@ class GGUFFile(TensorMap):
             return _gguf.from_gguf(raw, type_name, shape)
         return from_numpy(raw.view(np.dtype(_PLAIN[type_name])).reshape(shape))
 
-    def close(self):
-        if self._closed:
-            return
+    def _release(self) -> None:
         index, self._index = self._index, None
         ffi.release(index)  # destroys it now rather than when collected
         ffi.release(self._view)
-        super().close()
+        super()._release()
 
 
-def _destroy_index(index):
+def _destroy_index(index: Any) -> None:
     lib.hurray_gguf_index_destroy(ffi.new("HurrayGgufIndex **", index))
 
 
-def _type_name(number):
+def _type_name(number: int) -> str | None:
     name = lib.hurray_gguf_type_name(number)
-    return None if name == ffi.NULL else ffi.string(name).decode()
+    return None if name == ffi.NULL else str(ffi.string(name).decode())
 
 
 _EMPTY = np.zeros(0, np.uint8)
 _EMPTY.flags.writeable = False
 
 
-def load_gguf(path):
+def load_gguf(path: str | os.PathLike[str]) -> GGUFFile:
     """Open the GGUF file at `path`: a read-only Mapping of tensor names to Tensors.
 
     Tensors are zero-copy, read-only views of a memory map that stays

@@ -6,8 +6,13 @@ quantization, sub-byte types other than its blocks, unsigned or bool or
 fp8 elements, strides, a big-endian layout, or more than 4 dimensions.
 Such a tensor is refused by name, before anything is written.
 """
+from __future__ import annotations
+
 import math
+import os
 import struct
+from collections.abc import Callable, Mapping
+from typing import IO, Any, Optional
 
 import numpy as np
 
@@ -16,6 +21,10 @@ from ._atomic import replace_atomically
 from ._inputs import as_tensor
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
+from .tensor import Tensor
+
+# a GGUF value type, or (9, element type) for an array
+_Kind = int | tuple[int, int]
 
 __all__ = ["save_gguf"]
 
@@ -26,22 +35,22 @@ _PLAIN = {"float32": 0, "float16": 1, "float64": 28, "bfloat16": 30,
 _U32, _I64, _U64, _F32, _F64, _BOOL, _STRING, _ARRAY = 4, 11, 10, 6, 12, 7, 8, 9
 
 
-def _refuse(name, reason):
+def _refuse(name: str, reason: str) -> UnsupportedError:
     return UnsupportedError(f"GGUF cannot hold tensor {name!r}: {reason}")
 
 
-def _plan(name, tensor):
+def _plan(name: str, tensor: Tensor) -> tuple[int, tuple[int, ...], np.ndarray]:
     """(ggml type number, numpy-order shape, uint8 bytes) of one tensor, or a refusal that says why."""
     desc = tensor.descriptor
     shape = tuple(desc.shape)
     if len(shape) > 4:
         raise _refuse(name, f"{len(shape)} dimensions (GGUF has at most 4)")
     if desc.scheme == "ggml":
-        number = _gguf.GGML_BLOCKS[desc.ggml_type][0]
+        block_type = _gguf.GGML_BLOCKS[str(desc.ggml_type)][0]
         canonical = Descriptor.build("uint8", shape, scheme="ggml", ggml_type=desc.ggml_type)
         if canonical != desc:
             raise _refuse(name, "its GGML blocks do not start at byte 0 of one buffer")
-        return number, shape, tensor.to_gguf()
+        return block_type, shape, tensor.to_gguf()
     if desc.scheme != "none":
         raise _refuse(name, f"{desc.scheme} {desc.granularity} quantization (GGUF has only its own blocks)")
     number = _PLAIN.get(desc.dtype)
@@ -54,12 +63,12 @@ def _plan(name, tensor):
     return number, shape, tensor.buffer(0)[:nbytes]
 
 
-def _string(text):
+def _string(text: str) -> bytes:
     raw = text.encode("utf-8")
     return struct.pack("<Q", len(raw)) + raw
 
 
-def _kind_of(value, key):
+def _kind_of(value: Any, key: str) -> int:
     if isinstance(value, bool):
         return _BOOL
     if isinstance(value, int):
@@ -78,7 +87,7 @@ def _kind_of(value, key):
 _CODES = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
 
-def _value(kind, value, key):
+def _value(kind: _Kind, value: Any, key: str) -> bytes:
     if isinstance(kind, tuple) or (kind == _ARRAY and value and isinstance(value[0], (list, tuple))):
         raise InvalidArgumentError(f"save_gguf: metadata {key!r}: arrays of arrays need explicit types")
     if kind == _STRING:
@@ -92,12 +101,12 @@ def _value(kind, value, key):
         inner = kinds.pop()
         return struct.pack("<IQ", inner, len(value)) + b"".join(_value(inner, v, key) for v in value)
     try:
-        return struct.pack(_CODES[kind], value)
+        return struct.pack(_CODES[kind], value)  # kind is an int here
     except struct.error:
         raise InvalidArgumentError(f"save_gguf: metadata {key!r} = {value!r} does not fit its type") from None
 
 
-def _kv(key, value, kind=None):
+def _kv(key: str, value: Any, kind: Optional[_Kind] = None) -> bytes:
     """One key-value; `kind` a GGUF value type, or (9, element type) for an array, or None to infer it."""
     if kind is None:
         kind = _kind_of(value, key)
@@ -110,7 +119,9 @@ def _kv(key, value, kind=None):
     return _string(key) + struct.pack("<I", kind) + _value(kind, value, key)
 
 
-def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
+def save_gguf(path: str | os.PathLike[str], tensors: Mapping[str, Any], *, metadata: Optional[Mapping[str, Any]] = None,
+              types: Optional[Mapping[str, _Kind]] = None,
+              progress: Optional[Callable[[int, int], object]] = None) -> None:
     """Write `tensors` (a Mapping of names to Tensors) as a GGUF file.
 
     `metadata` maps keys to str, bool, int (uint32, else int64), float
@@ -126,11 +137,11 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
         raise InvalidArgumentError(f"save_gguf: tensors must be a Mapping, not {type(tensors).__name__}")
     meta = dict(metadata or {})
     stated = meta.pop("general.alignment", None) is not None
-    plans = []
+    plans: list[tuple[str, int, tuple[int, ...], np.ndarray]] = []
     for name, value in tensors.items():
         if not isinstance(name, str) or len(name.encode("utf-8")) > _MAX_NAME:
             raise InvalidArgumentError(f"save_gguf: tensor name {name!r} is not a str of at most {_MAX_NAME} bytes")
-        plans.append((name,) + _plan(name, as_tensor(value, f"save_gguf: tensor {name!r}")))
+        plans.append((name, *_plan(name, as_tensor(value, f"save_gguf: tensor {name!r}"))))
     # 32 is GGUF's default: the key is written only when the source stated one.
     kvs = [_kv("general.alignment", ALIGNMENT, _U32)] if stated else []
     for key, value in meta.items():
@@ -147,12 +158,12 @@ def save_gguf(path, tensors, *, metadata=None, types=None, progress=None):
     head += bytes(-len(head) % ALIGNMENT)
     total = sum(p[3].size for p in plans)
 
-    def write(out):
+    def write(out: IO[bytes]) -> None:
         out.write(head)
         done = 0
         for _, _, _, data in plans:
             if data.size:
-                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))
+                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))  # type: ignore[arg-type]
             out.write(bytes(-data.size % ALIGNMENT))
             done += data.size
             if progress is not None:

@@ -5,6 +5,8 @@ reach, so negative, zero (broadcast) and gapped strides all fit; the values'
 byte offset is where element 0 lies in that span. The Tensor holds the array,
 which holds whatever owns its memory.
 """
+from typing import Any
+
 import numpy as np
 
 from . import _core
@@ -25,14 +27,14 @@ __all__ = ["from_numpy", "pack_tensor"]
 _CODES: dict[np.dtype, tuple[int, int, int | None]] = {}
 
 
-def _codes_of(dt):
+def _codes_of(dt: np.dtype) -> tuple[int, int, int | None]:
     code, byte_order = _dtypes.from_numpy_dtype(dt)
     order = lib.HURRAY_BYTE_ORDER_BIG if byte_order == "big" else lib.HURRAY_BYTE_ORDER_LITTLE
     packing = lib.HURRAY_PACKING_PADDED if _dtypes.dtype_info(code).sub_byte else None
     return code, order, packing
 
 
-def _from_numpy(array):
+def _from_numpy(array: Any) -> Tensor:
     """A Tensor sharing `array`'s memory; read-only arrays give read-only tensors.
 
     A numpy scalar becomes a 0-d tensor over a private copy.
@@ -109,7 +111,7 @@ _buffer_py = Tensor.buffer  # the Python half, kept for the tests
 Tensor.buffer = _core.setup_memory(_buffer_py, check_spans)  # type: ignore[method-assign]
 
 
-def pack_tensor(array, packing="lsb_first"):
+def pack_tensor(array: Any, packing: str = "lsb_first") -> Tensor:
     """A new row-major Tensor holding `array`'s sub-byte elements packed (a copy).
 
     `array` has an ml_dtypes sub-byte dtype (int1/2/4, uint1/2/4,

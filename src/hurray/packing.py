@@ -12,6 +12,9 @@ with an ml_dtypes type ``t`` is then exact. Two packed layouts exist:
 
 Everything here is vectorized numpy and copies.
 """
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from .errors import InvalidArgumentError
@@ -22,7 +25,7 @@ _PACKINGS = ("lsb_first", "ggml_split")
 _GGML_RUN = 32
 
 
-def _check(width, packing):
+def _check(width: int, packing: str) -> None:
     if packing not in _PACKINGS:
         raise InvalidArgumentError(f"packing must be one of {_PACKINGS}, not {packing!r}")
     if width not in (1, 2, 4):
@@ -31,7 +34,7 @@ def _check(width, packing):
         raise InvalidArgumentError(f"ggml_split packs 4-bit elements only, not {width}-bit")
 
 
-def packed_nbytes(count, width, packing="lsb_first"):
+def packed_nbytes(count: int, width: int, packing: str = "lsb_first") -> int:
     """Bytes that `count` elements of `width` bits take when packed."""
     _check(width, packing)
     if count < 0:
@@ -39,7 +42,7 @@ def packed_nbytes(count, width, packing="lsb_first"):
     return (count * width + 7) // 8
 
 
-def _codes(codes, width):
+def _codes(codes: Any, width: int) -> np.ndarray:
     codes = np.asarray(codes)
     if codes.dtype != np.uint8:
         if codes.dtype.itemsize != 1 or codes.dtype.fields is not None:
@@ -48,7 +51,7 @@ def _codes(codes, width):
     return np.ascontiguousarray(codes).reshape(-1) & np.uint8((1 << width) - 1)
 
 
-def pack(codes, width, packing="lsb_first"):
+def pack(codes: Any, width: int, packing: str = "lsb_first") -> np.ndarray:
     """Pack the low `width` bits of each code (flattened in C order) into a new uint8 array.
 
     `codes` may be uint8 or an ml_dtypes sub-byte array. Bits past the last
@@ -68,14 +71,14 @@ def pack(codes, width, packing="lsb_first"):
     return np.bitwise_or.reduce(padded.reshape(-1, per_byte) << shifts, axis=1).astype(np.uint8)
 
 
-def _bytes(data):
+def _bytes(data: Any) -> np.ndarray:
     data = np.asarray(data)
     if data.dtype != np.uint8 or data.ndim != 1:
         raise InvalidArgumentError(f"packed data must be a 1-D uint8 array, not {data.dtype} of shape {data.shape}")
     return data
 
 
-def unpack(data, width, count, packing="lsb_first"):
+def unpack(data: Any, width: int, count: int, packing: str = "lsb_first") -> np.ndarray:
     """The first `count` codes packed in `data` (1-D uint8), as a new uint8 array."""
     _check(width, packing)
     data = _bytes(data)
@@ -93,7 +96,7 @@ def unpack(data, width, count, packing="lsb_first"):
     return spread.reshape(-1)[:count].copy()
 
 
-def unpack_strided(data, width, byte_offset, shape, strides):
+def unpack_strided(data: Any, width: int, byte_offset: int, shape: Sequence[int], strides: Sequence[int]) -> np.ndarray:
     """Codes of an lsb_first tensor with any element strides, as a new C-order array.
 
     Element ``i`` lies at bit ``8 * byte_offset + width * sum(i[k] * strides[k])``

@@ -93,7 +93,7 @@ def _from_hurray(obj: Any) -> Tensor:
     return _from_checked(descriptor, spans, holder)
 
 
-def _capsule_of(obj):
+def _capsule_of(obj: Any) -> Any:
     """Call ``obj.__hurray__()``; turn everything that can go wrong into a HurrayError.
 
     A HurrayError from ``__hurray__`` passes through; any other exception is
@@ -130,7 +130,7 @@ _descriptors: dict[bytes, Descriptor] = {}
 _DESCRIPTOR_CACHE_SIZE = 256
 
 
-def _keep(descriptor):
+def _keep(descriptor: Descriptor) -> Descriptor:
     if len(_descriptors) >= _DESCRIPTOR_CACHE_SIZE:
         _descriptors.clear()
     _descriptors[descriptor.encode()] = descriptor

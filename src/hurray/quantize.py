@@ -6,7 +6,11 @@ its docstring. Every result keeps its arrays in separate buffers (values 0,
 scale 1, then zero point or global scale 2), all owned by the Tensor, and
 ``tensor.dequantize()`` inverts it up to the rounding described.
 """
+from __future__ import annotations
+
 import operator
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 import ml_dtypes
 import numpy as np
@@ -16,12 +20,17 @@ from . import packing as _packing
 from .dequantize import swizzled_count, swizzled_index
 from .errors import InvalidArgumentError, UnsupportedError
 
+if TYPE_CHECKING:
+    from .dtypes import DtypeInfo
+    from .tensor import Tensor
+
 __all__ = ["quantize_affine", "quantize_mx", "quantize_nvfp4"]
 
 _F32 = np.dtype(np.float32)
 
 
-def quantize_affine(array, *, dtype="int8", axis=None, block_size=None, symmetric=False):
+def quantize_affine(array: Any, *, dtype: Any = "int8", axis: Optional[int] = None, block_size: Optional[int] = None,
+                    symmetric: bool = False) -> Tensor:
     """Quantize `array` to ``x ~ (q - zero_point) * scale`` with float32 scales.
 
     Granularity: per tensor when `axis` and `block_size` are both None; per
@@ -83,7 +92,7 @@ _MX_TYPES = {
 }
 
 
-def quantize_mx(array, *, dtype="float8_e4m3fn", axis=-1, block_size=32):
+def quantize_mx(array: Any, *, dtype: Any = "float8_e4m3fn", axis: int = -1, block_size: int = 32) -> Tensor:
     """OCP microscaling: blocks of `block_size` along `axis`, one E8M0 scale each.
 
     The scale of a block is ``2^(floor(log2(amax)) - emax)``, emax being the
@@ -120,7 +129,8 @@ def quantize_mx(array, *, dtype="float8_e4m3fn", axis=-1, block_size=32):
     )
 
 
-def quantize_nvfp4(array, *, global_scale=None, swizzled=False, packing="padded"):
+def quantize_nvfp4(array: Any, *, global_scale: Optional[float] = None, swizzled: bool = False,
+                   packing: str = "padded") -> Tensor:
     """NVFP4: E2M1 values, one E4M3 scale per 16 elements of the last axis, one float32 global scale.
 
     The global scale defaults to ``amax / (448 * 6)`` (1 for an all-zero
@@ -177,14 +187,14 @@ def quantize_nvfp4(array, *, global_scale=None, swizzled=False, packing="padded"
 
 # ---- shared steps ------------------------------------------------------
 
-def _integer_type(dtype):
+def _integer_type(dtype: Any) -> DtypeInfo:
     info = _dtypes.dtype_info(dtype)
     if not (info.name.startswith("int") or info.name.startswith("uint")) or not 2 <= info.bits <= 32:
         raise UnsupportedError(f"quantize_affine: dtype must be an integer type of 2 to 32 bits, not {info.name}")
     return info
 
 
-def _finite_float32(array, who):
+def _finite_float32(array: Any, who: str) -> np.ndarray:
     try:
         x = np.asarray(array)
     except Exception as exc:  # numpy raises many types for unconvertible input
@@ -197,7 +207,7 @@ def _finite_float32(array, who):
     return x
 
 
-def _is_ml_float(dtype):
+def _is_ml_float(dtype: Any) -> bool:
     try:
         ml_dtypes.finfo(dtype)
     except (TypeError, ValueError):
@@ -205,7 +215,7 @@ def _is_ml_float(dtype):
     return True
 
 
-def _granularity(x, axis, block_size):
+def _granularity(x: np.ndarray, axis: Optional[int], block_size: Optional[int]) -> tuple[str, int, int]:
     """(granularity, normalized axis, block size) for the arguments, validated."""
     if axis is None and block_size is None:
         return "per_tensor", 0, 0
@@ -233,7 +243,7 @@ def _granularity(x, axis, block_size):
     return "per_block", axis, block_size
 
 
-def _groups(x, granularity, axis, block_size):
+def _groups(x: np.ndarray, granularity: str, axis: int, block_size: int) -> tuple[np.ndarray, Optional[tuple[int, ...]]]:
     """`x` reshaped so each group's elements lie along the returned reduce axes."""
     if granularity == "per_tensor":
         return x, None
@@ -243,7 +253,7 @@ def _groups(x, granularity, axis, block_size):
     return x.reshape(shape), (axis + 1,)
 
 
-def _squeeze_groups(params, granularity, axis):
+def _squeeze_groups(params: np.ndarray, granularity: str, axis: int) -> np.ndarray:
     """Per-group parameters (keepdims shape) as the descriptor's row-major parameter array."""
     if granularity == "per_tensor":
         return params.reshape(1)
@@ -252,11 +262,12 @@ def _squeeze_groups(params, granularity, axis):
     return np.squeeze(params, axis=axis + 1)
 
 
-def _nonzero(scale):
+def _nonzero(scale: np.ndarray) -> np.ndarray:
     return np.where(scale > 0, scale, np.float32(1)).astype(_F32)
 
 
-def _tensor(dtype, shape, arrays, parts, **layout):
+def _tensor(dtype: Any, shape: Sequence[int], arrays: Sequence[np.ndarray], parts: Mapping[str, Any],
+            **layout: Any) -> Tensor:
     """A Tensor over `arrays` (buffer i is arrays[i]); `parts` maps role -> dtype or Part fields."""
     from .descriptor import Descriptor, Part
     from .tensor import Tensor

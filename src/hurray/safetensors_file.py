@@ -15,10 +15,14 @@ holds just that part, else ``NAME.buffer<i>``; its descriptor goes into
 ``__metadata__["hurray"]``. load_safetensors puts the buffers back under
 the descriptor, so the tensor comes back exactly.
 """
+from __future__ import annotations
+
 import json
 import math
 import os
 import struct
+from collections.abc import Callable, Mapping
+from typing import IO, Any, Optional
 
 import ml_dtypes
 import numpy as np
@@ -28,7 +32,7 @@ from ._atomic import replace_atomically
 from ._inputs import as_tensor
 from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
 from .dequantize import parameter_shape, swizzled_count
-from .descriptor import Descriptor
+from .descriptor import Descriptor, Part
 from .errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
 from .numpy_bridge import from_numpy
 from .tensor import Tensor
@@ -55,16 +59,23 @@ SAFETENSORS_DTYPES = {
 }
 _BY_HURRAY = {hurray: st for st, (hurray, _) in SAFETENSORS_DTYPES.items()}
 
+# name -> (safetensors dtype, shape, absolute start, nbytes)
+_Entries = dict[str, tuple[str, tuple[int, ...], int, int]]
+# name -> (descriptor bytes, the entry names of its buffers)
+_Composites = dict[str, tuple[bytes, tuple[str, ...]]]
+# (entry name, safetensors dtype, shape, uint8 bytes) of one entry to write
+_Planned = tuple[str, str, tuple[int, ...], np.ndarray]
+
 
 # ---- reading -------------------------------------------------------------
 
-def _fail(path, message):
+def _fail(path: str, message: str) -> CorruptError:
     return corrupt(_WHAT, path, message)
 
 
-def _no_duplicates(path):
-    def pairs(items):
-        out = {}
+def _no_duplicates(path: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for key, value in items:
             if key in out:
                 raise _fail(path, f"duplicate name {key!r} in the header")
@@ -73,11 +84,11 @@ def _no_duplicates(path):
     return pairs
 
 
-def _is_count(value):
+def _is_count(value: object) -> bool:
     return type(value) is int and value >= 0
 
 
-def _header(data, size, path):
+def _header(data: Any, size: int, path: str) -> tuple[int, dict[str, Any]]:
     if size < 8:
         raise _fail(path, f"the file has {size} bytes, fewer than the 8 of the header length")
     n = struct.unpack_from("<Q", data, 0)[0]
@@ -99,7 +110,7 @@ def _header(data, size, path):
     return 8 + n, header
 
 
-def _user_metadata(header, path):
+def _user_metadata(header: dict[str, Any], path: str) -> dict[str, str]:
     meta = header.pop("__metadata__", None)
     if meta is None:
         return {}
@@ -108,9 +119,9 @@ def _user_metadata(header, path):
     return meta
 
 
-def _entries(header, data_start, size, path):
+def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _Entries:
     """name -> (dtype, shape, absolute start, nbytes), checked to tile the data exactly."""
-    entries = {}
+    entries: _Entries = {}
     for name, info in header.items():
         if not isinstance(info, dict):
             raise _fail(path, f"tensor {name!r}: its entry is not a JSON object")
@@ -145,7 +156,7 @@ def _entries(header, data_start, size, path):
     return entries
 
 
-def _composites(meta, entries, path):
+def _composites(meta: dict[str, str], entries: _Entries, path: str) -> _Composites:
     """Tensors written as parts (ADR-041): name -> (descriptor bytes, entry names)."""
     raw = meta.pop(METADATA_KEY, None)
     if raw is None:
@@ -158,8 +169,8 @@ def _composites(meta, entries, path):
         raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not valid JSON") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT or not isinstance(record.get("tensors"), dict):
         raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not a format-{FORMAT} record of tensors")
-    out = {}
-    claimed = set()
+    out: _Composites = {}
+    claimed: set[str] = set()
     for name, spec in record["tensors"].items():
         ok = isinstance(spec, dict) and isinstance(spec.get("descriptor"), str) and \
             isinstance(spec.get("buffers"), list) and all(isinstance(b, str) for b in spec["buffers"])
@@ -182,7 +193,7 @@ def _composites(meta, entries, path):
     return out
 
 
-def _unpack6(packed, count):
+def _unpack6(packed: np.ndarray, count: int) -> np.ndarray:
     """`count` 6-bit codes from an lsb-first bit stream (4 codes in 3 bytes), as new uint8."""
     triples = packed.reshape(-1, 3).astype(np.uint32)
     word = triples[:, 0] | (triples[:, 1] << np.uint32(8)) | (triples[:, 2] << np.uint32(16))
@@ -190,7 +201,7 @@ def _unpack6(packed, count):
     return codes.astype(np.uint8).reshape(-1)[:count]
 
 
-def _pack6(codes):
+def _pack6(codes: np.ndarray) -> np.ndarray:
     """6-bit codes (a multiple of 4 of them) as an lsb-first bit stream."""
     c = (codes.reshape(-1, 4) & np.uint8(63)).astype(np.uint32)
     word = c[:, 0] | (c[:, 1] << np.uint32(6)) | (c[:, 2] << np.uint32(12)) | (c[:, 3] << np.uint32(18))
@@ -207,7 +218,8 @@ class SafetensorsFile(TensorMap):
 
     _kind = "safetensors file"
 
-    def __init__(self, path, mapped, entries, composites, metadata):
+    def __init__(self, path: str | os.PathLike[str], mapped: Any, entries: _Entries, composites: _Composites,
+                 metadata: dict[str, str]) -> None:
         self._raw = entries
         self._composites = composites
         claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
@@ -215,14 +227,14 @@ class SafetensorsFile(TensorMap):
         visible.update((name, ("composite", name)) for name in composites)
         super().__init__(path, mapped, visible, metadata)
 
-    def _bytes(self, start, nbytes):
+    def _bytes(self, start: int, nbytes: int) -> np.ndarray:
         if nbytes == 0 or self._map is None:
             empty = np.zeros(0, np.uint8)
             empty.flags.writeable = False
             return empty
         return np.frombuffer(self._map, np.uint8, nbytes, start)
 
-    def _make(self, name, entry):
+    def _make(self, name: str, entry: tuple[str, str]) -> Tensor:
         kind, key = entry
         if kind == "composite":
             return self._composite(name)
@@ -241,7 +253,7 @@ class SafetensorsFile(TensorMap):
         numpy_dtype = np.dtype(getattr(ml_dtypes, hurray_dtype, None) or hurray_dtype).newbyteorder("<")
         return from_numpy(raw.view(numpy_dtype).reshape(shape))
 
-    def _composite(self, name):
+    def _composite(self, name: str) -> Tensor:
         encoded, buffers = self._composites[name]
         desc = Descriptor.decode(encoded)
         arrays = tuple(self._bytes(*self._raw[b][2:]) for b in buffers)
@@ -252,11 +264,11 @@ class SafetensorsFile(TensorMap):
             raise CorruptError(f"tensor {name!r}: its buffers do not hold what its descriptor says: {exc}") from None
 
 
-def _address(array):
-    return array.__array_interface__["data"][0]
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
 
 
-def load_safetensors(path):
+def load_safetensors(path: str | os.PathLike[str]) -> SafetensorsFile:
     """Open the safetensors file at `path`: a read-only Mapping of tensor names to Tensors.
 
     Tensors are zero-copy, read-only views of a memory map that stays alive
@@ -279,7 +291,7 @@ def load_safetensors(path):
 
 # ---- writing -------------------------------------------------------------
 
-def _direct(tensor):
+def _direct(tensor: Tensor) -> Optional[tuple[str, tuple[int, ...], np.ndarray]]:
     """(safetensors dtype, shape, uint8 bytes) when safetensors can state `tensor` as it is, else None."""
     desc = tensor.descriptor
     st = _BY_HURRAY.get(desc.dtype)
@@ -288,7 +300,7 @@ def _direct(tensor):
     bits = SAFETENSORS_DTYPES[st][1]
     count = math.prod(desc.shape)
     if bits == 4:
-        packing = "lsb_first"
+        packing: Optional[str] = "lsb_first"
     elif bits == 6:
         packing = "padded"
     else:
@@ -308,14 +320,14 @@ def _direct(tensor):
     return st, desc.shape, tensor.buffer(0)[:count * bits // 8]
 
 
-def _part_bytes(desc, role, part):
+def _part_bytes(desc: Descriptor, role: str, part: Part) -> Optional[tuple[int, int]]:
     """(elements, bytes) a row-major part of `role` takes, or None when it cannot say."""
     from .dtypes import dtype_bits
 
     if role == "values":
         count = math.prod(desc.shape)
         if desc.scheme == "ggml":
-            elements, block = _gguf.ggml_block(desc.ggml_type)
+            elements, block = _gguf.ggml_block(str(desc.ggml_type))
             return count, count // elements * block
         try:
             if Descriptor.build(desc.dtype, desc.shape, packing=desc.packing) != Descriptor.build(
@@ -338,7 +350,7 @@ def _part_bytes(desc, role, part):
     return count, -(-count * bits // 8)
 
 
-def _meaningful(desc, role, part, nbytes):
+def _meaningful(desc: Descriptor, role: str, part: Part, nbytes: int) -> Optional[tuple[str, tuple[int, ...]]]:
     """(safetensors dtype, shape) under which other readers see the part as plain numbers."""
     from .dtypes import dtype_bits
 
@@ -348,8 +360,8 @@ def _meaningful(desc, role, part, nbytes):
     count = sized[0]
     if role == "values":
         if desc.scheme == "ggml":
-            shape = tuple(desc.shape)
-            elements, block = _gguf.ggml_block(desc.ggml_type)
+            shape: tuple[int, ...] = tuple(desc.shape)
+            elements, block = _gguf.ggml_block(str(desc.ggml_type))
             return "U8", shape[:-1] + (shape[-1] // elements * block,)
         shape = tuple(desc.shape)
     elif role == "global_scale":
@@ -370,25 +382,27 @@ def _meaningful(desc, role, part, nbytes):
     return None
 
 
-def _plan_parts(name, tensor):
+def _plan_parts(name: str, tensor: Tensor) -> list[_Planned]:
     """[(entry name, safetensors dtype, shape, bytes)] for a tensor written as its buffers."""
     desc = tensor.descriptor
-    roles_in = {}
+    roles_in: dict[int, list[tuple[str, Part]]] = {}
     for role, part in desc.parts.items():
         roles_in.setdefault(part.buffer_index, []).append((role, part))
-    out = []
+    out: list[_Planned] = []
     for i in range(len(tensor.buffers)):
         data = tensor.buffer(i)
         held = roles_in.get(i, [])
         label = f"{name}.{held[0][0]}" if len(held) == 1 and i > 0 else f"{name}.buffer{i}"
         entry = name if i == 0 else label
-        stated = _meaningful(desc, *held[0], data.size) if len(held) == 1 else None
+        stated = _meaningful(desc, held[0][0], held[0][1], data.size) if len(held) == 1 else None
         st, shape = stated or ("U8", (data.size,))
         out.append((entry, st, shape, data))
     return out
 
 
-def save_safetensors(path, tensors, *, metadata=None, progress=None):
+def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *,
+                     metadata: Optional[Mapping[str, str]] = None,
+                     progress: Optional[Callable[[int, int], object]] = None) -> None:
     """Write `tensors` (a Mapping of names to Tensors or numpy arrays) as a safetensors file.
 
     Tensors safetensors can state are ordinary entries; every other tensor
@@ -405,20 +419,20 @@ def save_safetensors(path, tensors, *, metadata=None, progress=None):
         raise InvalidArgumentError("save_safetensors: metadata must map strings to strings")
     if METADATA_KEY in user:
         raise InvalidArgumentError(f"save_safetensors: metadata key {METADATA_KEY!r} is reserved for ADR-041's record")
-    entries = []
-    records = {}
+    entries: list[_Planned] = []
+    records: dict[str, dict[str, Any]] = {}
     for name, value in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
             raise InvalidArgumentError(f"save_safetensors: tensor name {name!r} is not a usable name")
         tensor = as_tensor(value, f"save_safetensors: tensor {name!r}")
         direct = _direct(tensor)
         if direct is not None:
-            entries.append((name,) + direct)
+            entries.append((name, *direct))
             continue
         parts = _plan_parts(name, tensor)
         entries.extend(parts)
         records[name] = {"descriptor": tensor.descriptor.encode().hex(), "buffers": [p[0] for p in parts]}
-    seen = set()
+    seen: set[str] = set()
     for entry in entries:
         if entry[0] in seen:
             raise InvalidArgumentError(f"save_safetensors: the name {entry[0]!r} is used twice "
@@ -430,15 +444,16 @@ def save_safetensors(path, tensors, *, metadata=None, progress=None):
     _write(path, entries, user, progress)
 
 
-def _itemsize(st):
+def _itemsize(st: str) -> int:
     return max(1, SAFETENSORS_DTYPES[st][1] // 8)
 
 
-def _write(path, entries, user, progress):
+def _write(path: str | os.PathLike[str], entries: list[_Planned], user: dict[str, str],
+           progress: Optional[Callable[[int, int], object]]) -> None:
     # Widest elements first, so that every tensor starts at a multiple of its
     # element size once the data itself starts at _DATA_ALIGNMENT.
     entries = sorted(entries, key=lambda e: (-_itemsize(e[1]), e[0]))
-    header = {}
+    header: dict[str, Any] = {}
     if user:
         header["__metadata__"] = user
     at = 0
@@ -450,13 +465,13 @@ def _write(path, entries, user, progress):
     text += b" " * (padded - len(text))
     total = sum(data.size for _, _, _, data in entries)
 
-    def write(out):
+    def write(out: IO[bytes]) -> None:
         out.write(struct.pack("<Q", len(text)))
         out.write(text)
         done = 0
         for _, _, _, data in entries:
             if data.size:
-                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))
+                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))  # type: ignore[arg-type]
                 done += data.size
                 if progress is not None:
                     progress(done, total)

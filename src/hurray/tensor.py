@@ -8,7 +8,7 @@ every byte the descriptor can reach lies inside them.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -26,7 +26,7 @@ __all__ = ["Tensor"]
 NUMPY_DTYPES: dict[int, np.dtype] = {}
 
 
-def _spans(buffers):
+def _spans(buffers: Any) -> tuple[tuple[int, int], ...]:
     """`buffers` as a tuple of (address, nbytes) pairs of unsigned 64-bit ints."""
     try:
         buffers = tuple(buffers)  # once: an iterator could not be read again below
@@ -65,6 +65,7 @@ class Tensor:
     # _view: the values view's (array interface, dtype, quantized), made on
     # first use; the descriptor and spans never change, so neither does it.
     __slots__ = ("_descriptor", "_buffers", "_owner", "_readonly", "_view", "__weakref__")
+    _view: Optional[tuple[dict[str, Any], np.dtype, bool]]
 
     def __init__(
         self, descriptor: Descriptor, buffers: Iterable[tuple[int, int]], owner: Any = None, *, readonly: bool = False
@@ -80,7 +81,8 @@ class Tensor:
         self._view = None
 
     @classmethod
-    def _from_spans(cls, descriptor, spans, owner, readonly=False):
+    def _from_spans(cls, descriptor: Descriptor, spans: tuple[tuple[int, int], ...], owner: Any,
+                    readonly: bool = False) -> Tensor:
         """A Tensor over spans this package built: a tuple of (address, nbytes)
         int pairs, each below 2**64. They are checked against the descriptor
         in C, as always; only the normalization of user input is skipped."""
@@ -88,7 +90,8 @@ class Tensor:
         return cls._from_checked(descriptor, spans, owner, readonly)
 
     @classmethod
-    def _from_checked(cls, descriptor, spans, owner, readonly=False):
+    def _from_checked(cls, descriptor: Descriptor, spans: tuple[tuple[int, int], ...], owner: Any,
+                      readonly: bool = False) -> Tensor:
         """A Tensor over spans that hurray_descriptor_check_buffers has already accepted.
 
         For consumers whose spans were proven in C against this very
@@ -174,7 +177,7 @@ class Tensor:
             array.flags.writeable = False  # numpy ignores the flag for a NULL empty span
         return array
 
-    def _view_plan(self, purpose):
+    def _view_plan(self, purpose: str) -> tuple[dict[str, Any], np.dtype, bool]:
         """(array interface, dtype, quantized) of the values view, made once."""
         plan = self._view
         if plan is None:
@@ -194,7 +197,7 @@ class Tensor:
                 NUMPY_DTYPES[d.dtype_code * 2 + (d.byte_order == "big")] = dt
         return plan
 
-    def _stored_view(self, purpose):
+    def _stored_view(self, purpose: str) -> np.ndarray:
         """The values part as a zero-copy ndarray, for packings numpy can address."""
         interface, dt, _ = self._view_plan(purpose)
         return _views.view(self, interface, dt, purpose)
@@ -248,7 +251,7 @@ class Tensor:
         """The real values as a new float32 array."""
         return _dequantize(self)
 
-    def to_gguf(self) -> bytes:
+    def to_gguf(self) -> np.ndarray:
         """The GGML block bytes of a scheme-"ggml" tensor (see hurray.gguf)."""
         return _to_gguf(self)
 
@@ -276,12 +279,12 @@ class Tensor:
         return _copy_tensor(self)
 
 
-def _late(module, name):
+def _late(module: str, name: str) -> Callable[..., Any]:
     """A stand-in for `module`.`name` that imports it on its first call and
     puts it in its own place, so later calls cost no import. (Those modules
     import this one, so they cannot be imported up front.)"""
 
-    def first_call(*args, **kwargs):
+    def first_call(*args: Any, **kwargs: Any) -> Any:
         function = getattr(importlib.import_module(module, __package__), name)
         globals()["_" + name] = function
         return function(*args, **kwargs)

@@ -18,45 +18,46 @@
 
 static atomic_ulong checks_passed;
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n  last error: \"%s\"\n",   \
-                    __FILE__, __LINE__, #cond, hurray_last_error_message());     \
-            exit(1);                                                             \
-        }                                                                        \
-        atomic_fetch_add(&checks_passed, 1);                                     \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n  last error: \"%s\"\n", __FILE__, __LINE__, \
+                    #cond, hurray_last_error_message());                                           \
+            exit(1);                                                                               \
+        }                                                                                          \
+        atomic_fetch_add(&checks_passed, 1);                                                       \
     } while (0)
 
 /* The call returns the expected status. */
-#define CHECK_STATUS(call, expected)                                             \
-    do {                                                                         \
-        HurrayStatus got_ = (call);                                              \
-        if (got_ != (expected)) {                                                \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s\n  last error: " \
-                    "\"%s\"\n", __FILE__, __LINE__, #call,                       \
-                    hurray_status_name(got_), hurray_status_name(expected),      \
-                    hurray_last_error_message());                                \
-            exit(1);                                                             \
-        }                                                                        \
-        atomic_fetch_add(&checks_passed, 1);                                     \
+#define CHECK_STATUS(call, expected)                                            \
+    do {                                                                        \
+        HurrayStatus got_ = (call);                                             \
+        if (got_ != (expected)) {                                               \
+            fprintf(stderr,                                                     \
+                    "%s:%d: %s returned %s, expected %s\n  last error: "        \
+                    "\"%s\"\n",                                                 \
+                    __FILE__, __LINE__, #call, hurray_status_name(got_),        \
+                    hurray_status_name(expected), hurray_last_error_message()); \
+            exit(1);                                                            \
+        }                                                                       \
+        atomic_fetch_add(&checks_passed, 1);                                    \
     } while (0)
 
 #define CHECK_OK(call) CHECK_STATUS(call, HURRAY_OK)
 
 /* The call fails with the expected status and leaves a message that
  * contains the given words (typically the offending argument's name). */
-#define CHECK_FAIL(call, expected, words)                                        \
-    do {                                                                         \
-        CHECK_STATUS(call, expected);                                            \
-        CHECK(hurray_last_error_message() != NULL);                              \
-        CHECK(hurray_last_error_message()[0] != '\0');                           \
-        if (strstr(hurray_last_error_message(), (words)) == NULL) {              \
-            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__,    \
-                    __LINE__, hurray_last_error_message(), (words));             \
-            exit(1);                                                             \
-        }                                                                        \
-        atomic_fetch_add(&checks_passed, 1);                                     \
+#define CHECK_FAIL(call, expected, words)                                               \
+    do {                                                                                \
+        CHECK_STATUS(call, expected);                                                   \
+        CHECK(hurray_last_error_message() != NULL);                                     \
+        CHECK(hurray_last_error_message()[0] != '\0');                                  \
+        if (strstr(hurray_last_error_message(), (words)) == NULL) {                     \
+            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+                    hurray_last_error_message(), (words));                              \
+            exit(1);                                                                    \
+        }                                                                               \
+        atomic_fetch_add(&checks_passed, 1);                                            \
     } while (0)
 
 /* The program's last line of output. */

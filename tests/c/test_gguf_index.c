@@ -61,8 +61,8 @@ static void put_header(struct bytes *b, uint32_t version, uint64_t n_tensors, ui
 }
 
 /* dims in numpy order; written innermost first, as GGUF stores them */
-static void put_info(struct bytes *b, const char *name, uint32_t rank, const uint64_t *dims, uint32_t type,
-                     uint64_t offset)
+static void put_info(struct bytes *b, const char *name, uint32_t rank, const uint64_t *dims,
+                     uint32_t type, uint64_t offset)
 {
     put_string(b, name);
     put_u32(b, rank);
@@ -152,7 +152,8 @@ static HurrayStatus parse(const uint8_t *bytes, size_t len)
                 (void)edge;
             }
         }
-        CHECK_OK(hurray_gguf_index_find(index, (const char *)copy + t.name_offset, t.name_len, &found));
+        CHECK_OK(hurray_gguf_index_find(index, (const char *)copy + t.name_offset, t.name_len,
+                                        &found));
         CHECK(found == i);
     }
     hurray_gguf_index_destroy(&index);
@@ -208,7 +209,8 @@ static void test_good_file(void)
     CHECK_FAIL(hurray_gguf_index_kv(index, 3, &offset, &len), HURRAY_ERROR_OUT_OF_RANGE, "3 of 3");
     CHECK_FAIL(hurray_gguf_index_tensor(index, 0, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
     CHECK_FAIL(hurray_gguf_index_find(NULL, "q8", 2, &i), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
-    CHECK_FAIL(hurray_gguf_index_info(NULL, NULL, NULL, NULL, NULL, NULL), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
+    CHECK_FAIL(hurray_gguf_index_info(NULL, NULL, NULL, NULL, NULL, NULL),
+               HURRAY_ERROR_NULL_ARGUMENT, "NULL");
     hurray_gguf_index_destroy(&index);
     CHECK(index == NULL);
     CHECK_FAIL(hurray_gguf_index_parse(b.data, b.len, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
@@ -240,7 +242,8 @@ static void test_every_byte_changed(void)
         for (size_t v = 0; v < sizeof values; v++) {
             b.data[at] = values[v];
             HurrayStatus status = parse(b.data, b.len);
-            CHECK(status == HURRAY_OK || status == HURRAY_ERROR_CORRUPT || status == HURRAY_ERROR_UNSUPPORTED);
+            CHECK(status == HURRAY_OK || status == HURRAY_ERROR_CORRUPT ||
+                  status == HURRAY_ERROR_UNSUPPORTED);
         }
         b.data[at] = keep;
     }
@@ -379,7 +382,8 @@ static void test_refusals(void)
     pad(&b, 32, 34);
     expect_refused(&b, HURRAY_ERROR_CORRUPT, "whole Q8_0 blocks");
 
-    static const char *not_utf8[] = {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"};
+    static const char *not_utf8[] = {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                     "\xe2\x82"};
     for (size_t k = 0; k < sizeof not_utf8 / sizeof not_utf8[0]; k++) {
         b = (struct bytes){.len = 0};
         put_header(&b, 3, 1, 0);

@@ -40,9 +40,14 @@ static const struct {
     uint32_t code;
 } ggml_types[] = {
     {"none", 0},
-    {"q4_0", HURRAY_GGML_Q4_0}, {"q4_1", HURRAY_GGML_Q4_1}, {"q5_0", HURRAY_GGML_Q5_0},
-    {"q5_1", HURRAY_GGML_Q5_1}, {"q8_0", HURRAY_GGML_Q8_0}, {"q4_k", HURRAY_GGML_Q4_K},
-    {"q6_k", HURRAY_GGML_Q6_K}, {"mxfp4", HURRAY_GGML_MXFP4},
+    {"q4_0", HURRAY_GGML_Q4_0},
+    {"q4_1", HURRAY_GGML_Q4_1},
+    {"q5_0", HURRAY_GGML_Q5_0},
+    {"q5_1", HURRAY_GGML_Q5_1},
+    {"q8_0", HURRAY_GGML_Q8_0},
+    {"q4_k", HURRAY_GGML_Q4_K},
+    {"q6_k", HURRAY_GGML_Q6_K},
+    {"mxfp4", HURRAY_GGML_MXFP4},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

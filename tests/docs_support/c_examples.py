@@ -35,8 +35,10 @@ from typing import Optional
 
 from sybil import Document
 from sybil.parsers.abstract.lexers import LexerCollection
-from sybil.parsers.markdown.lexers import FENCE, FencedCodeBlockLexer
+from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
 from sybil.parsers.myst.lexers import DirectiveLexer
+
+from fenced import blocks, following_text
 
 CC = os.environ.get("CC", "cc")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror"]
@@ -120,13 +122,8 @@ class CBlockParser:
         ])
 
     def __call__(self, document: Document):
-        rel = os.path.relpath(document.path, self.root)
-        for region in self.lexers(document):
-            if region.lexemes.get("arguments") != "c":
-                continue
-            source = region.lexemes["source"]
-            line = document.text.count("\n", 0, region.start + source.offset) + 1
-            example = CExample(kind="declarations", source=str(source), line=line, path=rel)
+        for region, source, line, rel in blocks(document, self.lexers, "c", self.root):
+            example = CExample(kind="declarations", source=source, line=line, path=rel)
             match = KIND_COMMENT.search(document.text, 0, region.start)
             if match:
                 words = match.group("words").split()
@@ -136,24 +133,12 @@ class CBlockParser:
                 elif example.kind == "consumer":
                     example.bind = words[1] if len(words) > 1 else "consumer_so"
             if example.kind == "program":
-                example.expected = self._expected_output(document.text, region.end, example)
+                example.expected, why_not = following_text(document.text, region.end)
+                if why_not:
+                    example.problem = f"a C program block must be followed by a ```text block holding its output ({why_not})"
             region.parsed = example
             region.evaluator = self.evaluate
             yield region
-
-    @staticmethod
-    def _expected_output(text, after, example):
-        """The content of the first fenced block after `after`, which must be ```text."""
-        opening = FENCE.search(text, after)
-        if opening is None or opening.group("trailing").strip() != "text":
-            example.problem = "a C program block must be followed by a ```text block holding its output"
-            return None
-        closing = re.compile(r"^" + re.escape(opening.group("prefix")) + opening.group("fence") + r"[ \t]*$",
-                             re.MULTILINE).search(text, opening.end())
-        if closing is None:
-            example.problem = "the ```text block after this program is not closed"
-            return None
-        return text[opening.end() + 1:closing.start()]
 
     def evaluate(self, sybil_example):
         example: CExample = sybil_example.parsed

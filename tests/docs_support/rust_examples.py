@@ -29,7 +29,9 @@ from typing import Optional
 
 from sybil import Document
 from sybil.parsers.abstract.lexers import LexerCollection
-from sybil.parsers.markdown.lexers import FENCE, FencedCodeBlockLexer
+from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
+
+from fenced import blocks, following_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -112,13 +114,8 @@ class RustBlockParser:
         ])
 
     def __call__(self, document: Document):
-        rel = os.path.relpath(document.path, self.root)
-        for region in self.lexers(document):
-            if region.lexemes.get("arguments") != "rust":
-                continue
-            source = region.lexemes["source"]
-            line = document.text.count("\n", 0, region.start + source.offset) + 1
-            example = RustExample(source=str(source), line=line, path=rel)
+        for region, source, line, rel in blocks(document, self.lexers, "rust", self.root):
+            example = RustExample(source=source, line=line, path=rel)
             match = KIND_COMMENT.search(document.text, 0, region.start)
             if match:
                 kind = match.group("kind")
@@ -126,20 +123,10 @@ class RustBlockParser:
                     continue
                 example.problem = (f"unknown Rust block kind {kind!r}" if kind != "quoted"
                                    else "only decision records (docs/adr/) may quote Rust that is not compiled")
-            example.expected = self._expected_output(document.text, region.end)
+            example.expected = following_text(document.text, region.end)[0]
             region.parsed = example
             region.evaluator = self.evaluate
             yield region
-
-    @staticmethod
-    def _expected_output(text, after):
-        """The content of the next fenced block when it is ```text, else None."""
-        opening = FENCE.search(text, after)
-        if opening is None or opening.group("trailing").strip() != "text":
-            return None
-        closing = re.compile(r"^" + re.escape(opening.group("prefix")) + opening.group("fence") + r"[ \t]*$",
-                             re.MULTILINE).search(text, opening.end())
-        return None if closing is None else text[opening.end() + 1:closing.start()]
 
     def evaluate(self, sybil_example):
         example: RustExample = sybil_example.parsed

@@ -1,7 +1,11 @@
 """``python -m hurray inspect FILE``: one line per tensor of a hurray-io file:
 name, dtype, shape, quantization, bytes. Reads only the index and the frame
 headers (no checksums: that is ``verify``)."""
+import argparse
 import sys
+
+from ..descriptor import Descriptor
+from ..tensor import Tensor
 
 from ..errors import HurrayError
 
@@ -9,11 +13,11 @@ NAME = "inspect"
 HELP = "list the tensors of a hurray-io, GGUF or safetensors file"
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .hurray, .gguf or .safetensors file")
 
 
-def quantization(desc):
+def quantization(desc: Descriptor) -> str:
     """A short word for the tensor's layer 3: '-' when there is none."""
     if desc.scheme == "none":
         return "-"
@@ -27,14 +31,14 @@ def quantization(desc):
     return text
 
 
-def describe(name, tensor):
+def describe(name: str, tensor: Tensor) -> str:
     desc = tensor.descriptor
     shape = "x".join(str(n) for n in desc.shape) or "scalar"
     nbytes = sum(n for _, n in tensor.buffers)
     return f"{name}\t{desc.dtype}\t{shape}\t{quantization(desc)}\t{nbytes}"
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from ..io import load
     from .inspect_model import MODEL_EXTENSIONS, run as run_model
 

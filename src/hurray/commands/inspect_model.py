@@ -3,24 +3,28 @@
 A tensor the reader refuses (a ggml type Hurray has no descriptor for) gets
 a line saying why and makes the exit status 1; the others are listed.
 """
+import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from ..convert import open_model_file
 from ..errors import HurrayError
+from ..tensor import Tensor
 
 MODEL_EXTENSIONS = (".gguf", ".safetensors")
 _LONG = 120
 
 
-def _short(value):
+def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value)
     if isinstance(value, list) and len(text) > _LONG:
         return f"[{len(value)} items]"
     return text if len(text) <= _LONG else text[:_LONG - 3] + "..."
 
 
-def run(args, describe):
+def run(args: argparse.Namespace, describe: Callable[[str, Tensor], str]) -> int:
     status = 0
     try:
         with open_model_file(args.file) as f:

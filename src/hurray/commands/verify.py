@@ -2,11 +2,13 @@
 
 Exit status 0 only when the file opens (trailer and index checks) and every
 tensor matches its checksum; each failure is printed. On a terminal, a
-progress bar on stderr for files of 64 MiB or more.
+progress bar on stderr (the one convert draws) for files of 64 MiB or more.
 """
+import argparse
 import os
 import sys
 
+from .._progress import Bar
 from ..errors import HurrayError
 
 NAME = "verify"
@@ -14,30 +16,11 @@ HELP = "check every checksum of a hurray-io file"
 PROGRESS_FROM = 64 << 20
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .hurray file")
 
 
-class Progress:
-    """A one-line bar on a terminal, nothing otherwise."""
-
-    def __init__(self, total, stream):
-        self.total = max(total, 1)
-        self.stream = stream
-        self.shown = stream.isatty() and total >= PROGRESS_FROM
-
-    def update(self, done):
-        if self.shown:
-            filled = 30 * done // self.total
-            self.stream.write(f"\rverifying [{'#' * filled}{' ' * (30 - filled)}] {100 * done // self.total:3d}%")
-            self.stream.flush()
-
-    def close(self):
-        if self.shown:
-            self.stream.write("\n")
-
-
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from ..io import load
 
     try:
@@ -47,7 +30,9 @@ def run(args):
         return 1
     failures = 0
     with f:
-        progress = Progress(os.path.getsize(args.file), sys.stderr)
+        total = os.path.getsize(args.file)
+        progress = Bar("verifying", sys.stderr)
+        progress.enabled = progress.enabled and total >= PROGRESS_FROM
         done = 0
         for name in f:
             try:
@@ -56,7 +41,8 @@ def run(args):
             except HurrayError as exc:
                 failures += 1
                 print(f"FAIL {name}: {exc}", file=sys.stderr)
-            progress.update(done)
+            progress(done, total)
+        progress(total, total)  # the rest (index, trailer) was checked on opening
         progress.close()
     if failures:
         print(f"hurray verify: {args.file}: {failures} of {len(f)} tensors failed", file=sys.stderr)

@@ -6,7 +6,11 @@ owner keeps a file mapping alive). A Tensor becomes a borrowed pair for the
 C writer: the pair points into the tensor's memory and is destroyed before
 the call that used it returns.
 """
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any, Optional
 
 from .._ffi import ffi, lib
 from ..descriptor import Descriptor
@@ -16,11 +20,11 @@ from ..tensor import Tensor
 _ABI = lib.HURRAY_C_ABI_VERSION
 
 
-def _destroy_context(ptr):
+def _destroy_context(ptr: Any) -> None:
     lib.hurray_tensor_context_destroy(ffi.new("HurrayTensorContext **", ptr))
 
 
-def _destroy_list(ptr):
+def _destroy_list(ptr: Any) -> None:
     lib.hurray_buffer_list_destroy(ffi.new("HurrayBufferList **", ptr))
 
 
@@ -33,7 +37,7 @@ class PairOwner:
 
     __slots__ = ("context", "list", "verifier", "__weakref__")
 
-    def __init__(self, context, buffer_list, verifier=None):
+    def __init__(self, context: Any, buffer_list: Any, verifier: Optional[Callable[[], None]] = None) -> None:
         self.context = ffi.gc(context, _destroy_context)
         self.list = ffi.gc(buffer_list, _destroy_list)
         self.verifier = verifier
@@ -41,10 +45,10 @@ class PairOwner:
 
 # Decoded descriptors by their bytes: a Descriptor is immutable, and the
 # tensors of a file often share a handful of shapes and types.
-_descriptors = {}
+_descriptors: dict[bytes, Descriptor] = {}
 
 
-def _descriptor_of(context):
+def _descriptor_of(context: Any) -> Descriptor:
     data = ffi.new("const uint8_t **")
     length = ffi.new("uint64_t *")
     check(lib.hurray_tensor_context_descriptor(context, data, length))
@@ -57,7 +61,7 @@ def _descriptor_of(context):
     return desc
 
 
-def spans_of(buffer_list):
+def spans_of(buffer_list: Any) -> tuple[tuple[int, int], ...]:
     count = ffi.new("uint64_t *")
     check(lib.hurray_buffer_list_len(buffer_list, count))
     buf = ffi.new("const HurrayBuffer **")
@@ -71,7 +75,8 @@ def spans_of(buffer_list):
     return tuple(spans)
 
 
-def tensor_from_pair(context, buffer_list, cls=Tensor, verifier=None):
+def tensor_from_pair(context: Any, buffer_list: Any, cls: type[Tensor] = Tensor,
+                     verifier: Optional[Callable[[], None]] = None) -> Tensor:
     """A Tensor over a pair the C library just handed out (and checked:
     every reader and frame function runs hurray_descriptor_check_buffers
     before it returns a pair). The Tensor owns the pair from here on."""
@@ -80,11 +85,11 @@ def tensor_from_pair(context, buffer_list, cls=Tensor, verifier=None):
     spans = spans_of(buffer_list)
     if cls is Tensor:
         return Tensor._from_checked(desc, spans, owner)
-    return cls._from_pair(desc, spans, owner)
+    return cls._from_pair(desc, spans, owner)  # type: ignore[attr-defined]  # lazy.LazyTensor's
 
 
 @contextlib.contextmanager
-def borrowed_pair(tensor):
+def borrowed_pair(tensor: Tensor) -> Iterator[tuple[Any, Any]]:
     """A C pair pointing into `tensor`'s memory, for the duration of the block.
 
     Reading ``tensor.buffers`` runs a pending checksum verification first
@@ -110,7 +115,7 @@ def borrowed_pair(tensor):
         lib.hurray_tensor_context_destroy(context)
 
 
-def utf8(text, what):
+def utf8(text: object, what: str) -> bytes:
     """`text` (a str) as UTF-8 bytes; anything else is an InvalidArgumentError."""
     if not isinstance(text, str):
         raise InvalidArgumentError(f"{what} must be a str, not {type(text).__name__}")

@@ -1,14 +1,19 @@
 """hurray.load and hurray.File: a hurray-io file as a read-only Mapping of Tensors."""
-import collections.abc
+from __future__ import annotations
+
 import os
+from collections.abc import Iterator, KeysView
+from typing import Any
 
 from .._ffi import ffi, lib
-from ..errors import InvalidArgumentError, check
+from .._tensor_map import FileMapping
+from ..errors import check
+from ..tensor import Tensor
 from ._pairs import tensor_from_pair
 from .lazy import LazyTensor
 
 
-def _destroy_reader(ptr):
+def _destroy_reader(ptr: Any) -> None:
     lib.hurray_reader_destroy(ffi.new("HurrayReader **", ptr))
 
 
@@ -18,12 +23,12 @@ class _Reader:
 
     __slots__ = ("ptr", "__weakref__")
 
-    def __init__(self, path, flags):
+    def __init__(self, path: bytes, flags: int) -> None:
         box = ffi.new("HurrayReader **")
         check(lib.hurray_reader_open(path, flags, box))
         self.ptr = ffi.gc(box[0], _destroy_reader)
 
-    def verify(self, index):
+    def verify(self, index: int) -> None:
         check(lib.hurray_reader_verify(self.ptr, index))
 
 
@@ -32,15 +37,15 @@ class _Verifier:
 
     __slots__ = ("reader", "index")
 
-    def __init__(self, reader, index):
+    def __init__(self, reader: _Reader, index: int) -> None:
         self.reader = reader
         self.index = index
 
-    def __call__(self):
+    def __call__(self) -> None:
         self.reader.verify(self.index)
 
 
-class File(collections.abc.Mapping):
+class File(FileMapping):
     """A hurray-io file: a read-only Mapping of names to :class:`hurray.Tensor`.
 
     Made by :func:`load`. ``metadata`` is the file's string -> string map.
@@ -48,7 +53,10 @@ class File(collections.abc.Mapping):
     already taken stay valid, and keep what backs them alive.
     """
 
-    def __init__(self, path, *, mmap=True, verify=True):
+    _kind = "hurray.File"
+
+    def __init__(self, path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, mmap: bool = True,
+                 verify: bool = True) -> None:
         self._path = os.fsdecode(path)
         self._mmap = bool(mmap)
         self._verify = bool(verify)
@@ -56,33 +64,33 @@ class File(collections.abc.Mapping):
         if self._mmap or not self._verify:
             # Mapped tensors are verified on first use (lazy.py), not here.
             flags |= lib.HURRAY_READ_NO_VERIFY
-        self._reader = _Reader(os.fsencode(path), flags)
+        self._reader: _Reader | None = _Reader(os.fsencode(path), flags)
         count = ffi.new("uint64_t *")
         check(lib.hurray_reader_count(self._reader.ptr, count))
         self._count = count[0]
         # Names and metadata are decoded on first need: taking one tensor
         # by name is a lookup in C, whatever the number of tensors.
-        self._names = None
-        self._metadata = None
+        self._names: dict[str, int] | None = None
+        self._metadata: dict[str, str] | None = None
 
-    def _all_names(self):
+    def _all_names(self) -> dict[str, int]:
         names = self._names
         if names is None:
             ptr = self._live_reader().ptr
             name = ffi.new("const char **")
             length = ffi.new("uint64_t *")
 
-            def name_at(i):
+            def name_at(i: int) -> str:
                 check(lib.hurray_reader_name(ptr, i, name, length))
                 return ffi.buffer(name[0], length[0])[:].decode("utf-8")  # UTF-8 checked in C
 
             names = self._names = {name_at(i): i for i in range(self._count)}
         return names
 
-    def _index_of(self, name):
+    def _index_of(self, name: object) -> int:
         """The index of tensor `name`; KeyError when there is none."""
         if self._names is not None:
-            return self._names[name]
+            return self._names[name]  # type: ignore[index]  # KeyError for a non-str, as for any Mapping
         if not isinstance(name, str):
             raise KeyError(name)
         try:
@@ -97,7 +105,7 @@ class File(collections.abc.Mapping):
         return found[0]
 
     @property
-    def metadata(self):
+    def metadata(self) -> dict[str, str]:
         """The file's metadata, as a new dict[str, str]."""
         if self._metadata is None:
             ptr = self._live_reader().ptr
@@ -113,21 +121,12 @@ class File(collections.abc.Mapping):
             self._metadata = pairs
         return dict(self._metadata)
 
-    @property
-    def path(self):
-        return self._path
+    def _live_reader(self) -> _Reader:
+        self._check_open()
+        assert self._reader is not None  # cleared only by close()
+        return self._reader
 
-    @property
-    def closed(self):
-        return self._reader is None
-
-    def _live_reader(self):
-        reader = self._reader
-        if reader is None:
-            raise InvalidArgumentError(f"hurray.File {self._path!r} is closed")
-        return reader
-
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Tensor:
         reader = self._live_reader()
         index = self._index_of(name)  # KeyError, as for any Mapping
         context = ffi.new("HurrayTensorContext **")
@@ -137,42 +136,32 @@ class File(collections.abc.Mapping):
             return tensor_from_pair(context[0], buffers[0], LazyTensor, _Verifier(reader, index))
         return tensor_from_pair(context[0], buffers[0])
 
-    def verify(self, name):
+    def verify(self, name: str) -> None:
         """Check tensor `name`'s checksum now; raises ChecksumError on a mismatch."""
         self._live_reader().verify(self._index_of(name))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._all_names())
 
-    def __len__(self):
-        return self._count
+    def __len__(self) -> int:
+        return int(self._count)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         try:
             self._index_of(name)
         except KeyError:
             return False
         return True
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         return self._all_names().keys()
 
-    def close(self):
-        """Release the file. Tensors already taken stay valid."""
-        self._reader = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __repr__(self):
-        state = "closed" if self.closed else f"{len(self)} tensors"
-        return f"<hurray.File {self._path!r} ({state})>"
+    def _release(self) -> None:
+        self._reader = None  # destroyed once the tensors still waiting for verification let go
 
 
-def load(path, *, mmap=True, verify=True):
+def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, mmap: bool = True,
+         verify: bool = True) -> File:
     """Open the hurray-io file at `path` as a :class:`File`.
 
     Opening reads only the trailer and the index, whatever the file's size.

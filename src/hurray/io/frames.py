@@ -6,9 +6,12 @@ reaches the Python file object through the two extern "Python" callbacks
 declared in native/cffi_build.py. An exception raised by the file object
 inside a callback is kept and re-raised once C has returned.
 """
+from typing import Any, BinaryIO, NoReturn, Optional
+
 from .._ffi import ffi, lib
 from ..errors import check
 from .._inputs import as_tensor
+from ..tensor import Tensor
 from ._pairs import borrowed_pair, tensor_from_pair, utf8
 
 
@@ -17,13 +20,13 @@ class _Stream:
 
     __slots__ = ("file", "error")
 
-    def __init__(self, file):
+    def __init__(self, file: Any) -> None:
         self.file = file
-        self.error = None
+        self.error: Optional[BaseException] = None
 
 
 @ffi.def_extern()
-def hurray_py_frame_write(stream, data, length):
+def hurray_py_frame_write(stream: Any, data: Any, length: int) -> int:
     state = ffi.from_handle(stream)
     try:
         view = memoryview(ffi.buffer(data, length))
@@ -39,7 +42,7 @@ def hurray_py_frame_write(stream, data, length):
 
 
 @ffi.def_extern()
-def hurray_py_frame_read(stream, data, length, out_read):
+def hurray_py_frame_read(stream: Any, data: Any, length: int, out_read: Any) -> int:
     state = ffi.from_handle(stream)
     try:
         file = state.file
@@ -59,15 +62,16 @@ def hurray_py_frame_read(stream, data, length, out_read):
         return -1
 
 
-def _reraise(state, status):
+def _reraise(state: _Stream, status: int) -> NoReturn:
     """The file object's own exception if it raised one, else the C status."""
     if state.error is not None:
         error, state.error = state.error, None
         raise error
     check(status)
+    raise AssertionError("_reraise needs an exception or a failed status")
 
 
-def write_frame(file, tensor, *, name=""):
+def write_frame(file: BinaryIO, tensor: Any, *, name: str = "") -> None:
     """Write `tensor` (a Tensor, numpy array, or anything from_hurray or
     from_dlpack takes) as one frame named `name` to the binary file object
     `file`, then flush it. Every buffer goes out from the tensor's memory,
@@ -85,7 +89,7 @@ def write_frame(file, tensor, *, name=""):
         flush()
 
 
-def read_frame(file, *, verify=True):
+def read_frame(file: BinaryIO, *, verify: bool = True) -> Optional[tuple[str, Tensor]]:
     """Read one frame from the binary file object `file`.
 
     Returns ``(name, tensor)``, the tensor in owned aligned memory, its

@@ -13,6 +13,11 @@ again at the next.
 tensor.py is not changed: the spans are stored in Tensor's own slot and
 read through its slot descriptor.
 """
+from __future__ import annotations
+
+from typing import Any
+
+from ..descriptor import Descriptor
 from ..tensor import Tensor
 
 _BUFFERS = Tensor.__dict__["_buffers"]  # the slot that holds the spans
@@ -25,7 +30,7 @@ class LazyTensor(Tensor):
     __slots__ = ()
 
     @classmethod
-    def _from_pair(cls, descriptor, spans, owner):
+    def _from_pair(cls, descriptor: Descriptor, spans: tuple[tuple[int, int], ...], owner: Any) -> LazyTensor:
         self = object.__new__(cls)
         self._descriptor = descriptor
         _BUFFERS.__set__(self, spans)
@@ -35,22 +40,22 @@ class LazyTensor(Tensor):
         return self
 
     @property
-    def _buffers(self):
+    def _buffers(self) -> tuple[tuple[int, int], ...]:  # type: ignore[override]  # Tensor's slot, read through
         owner = _OWNER.__get__(self)
         verify = owner.verifier
         if verify is not None:
             verify()  # raises ChecksumError; the tensor stays unverified
             owner.verifier = None  # also lets go of the reader
-        self.__class__ = Tensor
+        self.__class__ = Tensor  # type: ignore[assignment]  # the swap this module is about
         return _BUFFERS.__get__(self)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         # Looking at a tensor is not using its memory: no verification here.
         d = self._descriptor
         return (f"<hurray.Tensor dtype={d.dtype!r} shape={d.shape!r}, buffers={len(_BUFFERS.__get__(self))}, "
                 f"checksum not verified yet>")
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> Any:
         # Pickling copies the memory: verify first, whatever Tensor's own
         # pickling reads. After _buffers the object is a plain Tensor.
         self._buffers  # noqa: B018

@@ -2,6 +2,7 @@
 import collections.abc
 import os
 import threading
+from typing import Any, Optional
 
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
@@ -9,11 +10,11 @@ from .._inputs import as_tensor
 from ._pairs import borrowed_pair, utf8
 
 
-def _destroy_writer(ptr):
+def _destroy_writer(ptr: Any) -> None:
     lib.hurray_writer_destroy(ffi.new("HurrayWriter **", ptr))
 
 
-def _release(writer):
+def _release(writer: Any) -> None:
     """Destroys a finished writer, which closes the file it replaced: the
     kernel frees that file's blocks then. Done on a thread so the caller
     does not wait for it (ADR-050); a thread that cannot start is not
@@ -24,7 +25,8 @@ def _release(writer):
         ffi.release(writer)
 
 
-def save(path, tensors, *, metadata=None, page_align=False):
+def save(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], tensors: collections.abc.Mapping[str, Any], *,
+         metadata: Optional[collections.abc.Mapping[str, str]] = None, page_align: bool = False) -> None:
     """Write `tensors` (a Mapping of str names to Tensors, numpy arrays, or
     anything :func:`hurray.from_hurray` / :func:`hurray.from_dlpack` takes,
     a torch ``state_dict`` say) to `path`.

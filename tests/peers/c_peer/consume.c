@@ -61,13 +61,13 @@ HurrayStatus peer_check(const HurrayTensorContext *ctx, const HurrayBufferList *
 
 /* Any accessor failing on a decoded descriptor is a library bug; report it
  * rather than read garbage. */
-#define READ(call)                                                                  \
-    do {                                                                            \
-        HurrayStatus s_ = (call);                                                   \
-        if (s_ != HURRAY_OK) {                                                      \
-            peer_set_message("%s: %s", #call, hurray_last_error_message());         \
-            return s_;                                                              \
-        }                                                                           \
+#define READ(call)                                                          \
+    do {                                                                    \
+        HurrayStatus s_ = (call);                                           \
+        if (s_ != HURRAY_OK) {                                              \
+            peer_set_message("%s: %s", #call, hurray_last_error_message()); \
+            return s_;                                                      \
+        }                                                                   \
     } while (0)
 
 HurrayStatus peer_read_fields(const HurrayDescriptor *desc, PeerFields *f)
@@ -89,8 +89,8 @@ HurrayStatus peer_read_fields(const HurrayDescriptor *desc, PeerFields *f)
     }
     READ(hurray_descriptor_byte_order(desc, &f->byte_order));
     READ(hurray_descriptor_packing(desc, &f->packing));
-    READ(hurray_descriptor_quantization(desc, &f->scheme, &f->granularity, &f->axis,
-                                        &f->block_size, &f->ggml_type));
+    READ(hurray_descriptor_quantization(desc, &f->scheme, &f->granularity, &f->axis, &f->block_size,
+                                        &f->ggml_type));
     for (uint32_t role = HURRAY_ROLE_VALUES; role <= HURRAY_ROLE_GLOBAL_SCALE; role++) {
         PeerPartSpec *p = &f->parts[role - 1];
         HurrayStatus s = hurray_descriptor_part(desc, role, &p->dtype, &p->buffer_index,
@@ -110,9 +110,12 @@ HurrayStatus peer_read_fields(const HurrayDescriptor *desc, PeerFields *f)
  * knowledge of the formats it reads. */
 static int ggml_block(uint32_t type, uint64_t *elements, uint64_t *bytes)
 {
-    static const struct { uint32_t type; uint64_t elements, bytes; } blocks[] = {
-        {HURRAY_GGML_Q4_0, 32, 18}, {HURRAY_GGML_Q4_1, 32, 20}, {HURRAY_GGML_Q5_0, 32, 22},
-        {HURRAY_GGML_Q5_1, 32, 24}, {HURRAY_GGML_Q8_0, 32, 34}, {HURRAY_GGML_Q4_K, 256, 144},
+    static const struct {
+        uint32_t type;
+        uint64_t elements, bytes;
+    } blocks[] = {
+        {HURRAY_GGML_Q4_0, 32, 18},   {HURRAY_GGML_Q4_1, 32, 20},  {HURRAY_GGML_Q5_0, 32, 22},
+        {HURRAY_GGML_Q5_1, 32, 24},   {HURRAY_GGML_Q8_0, 32, 34},  {HURRAY_GGML_Q4_K, 256, 144},
         {HURRAY_GGML_Q6_K, 256, 210}, {HURRAY_GGML_MXFP4, 32, 17},
     };
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
@@ -291,7 +294,8 @@ HurrayStatus peer_gather(const PeerFields *f, const HurrayBufferList *list, uint
     uint64_t count;
     uint32_t bits = 0;
     READ(hurray_dtype_bits(p->dtype, &bits));
-    if (!parameter_count(f, role, elements, &count) || __builtin_mul_overflow(count, bits, &count)) {
+    if (!parameter_count(f, role, elements, &count) ||
+        __builtin_mul_overflow(count, bits, &count)) {
         peer_set_message("cannot size the part of role %u", (unsigned)role);
         return HURRAY_ERROR_UNSUPPORTED;
     }

@@ -100,13 +100,13 @@ static int read_ints(PyObject *seq, const char *what, uint64_t *unsigned_out, in
 }
 
 PyDoc_STRVAR(produce_doc,
-"produce(dtype, shape, strides, byte_order, packing, scheme, granularity, axis,\n"
-"        block_size, ggml_type, parts, buffers) -> (capsule, descriptor_bytes)\n"
-"\n"
-"A \"hurray_tensor\" capsule over the peer's own copies of buffers (bytes-like),\n"
-"with a descriptor built by the hurray-ffi builder. strides None means\n"
-"row-major; packing -1 the default; parts a sequence of (role, dtype,\n"
-"buffer_index, byte_offset, layout).");
+             "produce(dtype, shape, strides, byte_order, packing, scheme, granularity, axis,\n"
+             "        block_size, ggml_type, parts, buffers) -> (capsule, descriptor_bytes)\n"
+             "\n"
+             "A \"hurray_tensor\" capsule over the peer's own copies of buffers (bytes-like),\n"
+             "with a descriptor built by the hurray-ffi builder. strides None means\n"
+             "row-major; packing -1 the default; parts a sequence of (role, dtype,\n"
+             "buffer_index, byte_offset, layout).");
 
 static PyObject *peer_produce_py(PyObject *module, PyObject *args)
 {
@@ -148,8 +148,8 @@ static PyObject *peer_produce_py(PyObject *module, PyObject *args)
     r.part_count = (uint32_t)PySequence_Fast_GET_SIZE(parts);
     for (uint32_t i = 0; i < r.part_count; i++) {
         PeerPartSpec *p = &r.parts[i];
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(parts, i), "IIKKI:part", &p->role,
-                              &p->dtype, &p->buffer_index, &p->byte_offset, &p->layout)) {
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(parts, i), "IIKKI:part", &p->role, &p->dtype,
+                              &p->buffer_index, &p->byte_offset, &p->layout)) {
             Py_DECREF(parts);
             return NULL;
         }
@@ -281,12 +281,12 @@ static PyObject *fields_dict(const PeerFields *f)
             goto done;
         }
     }
-    result = Py_BuildValue(
-        "{s:I,s:O,s:O,s:I,s:I,s:I,s:I,s:I,s:K,s:I,s:O,s:K}", "dtype", f->dtype, "shape", shape,
-        "strides", strides, "byte_order", f->byte_order, "packing", f->packing, "scheme",
-        f->scheme, "granularity", f->granularity, "axis", f->axis, "block_size",
-        (unsigned long long)f->block_size, "ggml_type", f->ggml_type, "parts", parts,
-        "buffer_count", (unsigned long long)f->buffer_count);
+    result = Py_BuildValue("{s:I,s:O,s:O,s:I,s:I,s:I,s:I,s:I,s:K,s:I,s:O,s:K}", "dtype", f->dtype,
+                           "shape", shape, "strides", strides, "byte_order", f->byte_order,
+                           "packing", f->packing, "scheme", f->scheme, "granularity",
+                           f->granularity, "axis", f->axis, "block_size",
+                           (unsigned long long)f->block_size, "ggml_type", f->ggml_type, "parts",
+                           parts, "buffer_count", (unsigned long long)f->buffer_count);
 done:
     Py_XDECREF(shape);
     Py_XDECREF(strides);
@@ -370,9 +370,9 @@ static PyObject *taken_report(Taken *self, PyObject *unused)
     PyObject *elements = buffers == NULL ? NULL : elements_dict(self, &f);
     PyObject *result = NULL;
     if (elements != NULL) {
-        result = Py_BuildValue("{s:I,s:y#,s:O,s:O,s:O}", "abi_version", self->version,
-                               "descriptor", (const char *)bytes, (Py_ssize_t)len, "fields",
-                               fields, "buffers", buffers, "elements", elements);
+        result = Py_BuildValue("{s:I,s:y#,s:O,s:O,s:O}", "abi_version", self->version, "descriptor",
+                               (const char *)bytes, (Py_ssize_t)len, "fields", fields, "buffers",
+                               buffers, "elements", elements);
     }
     Py_XDECREF(fields);
     Py_XDECREF(buffers);
@@ -389,8 +389,7 @@ static PyMethodDef taken_methods[] = {
 };
 
 static PyTypeObject TakenType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = PEER_NAME ".Taken",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = PEER_NAME ".Taken",
     .tp_doc = "A tensor the C peer took from a capsule; it owns the list and the context.",
     .tp_basicsize = sizeof(Taken),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -399,11 +398,11 @@ static PyTypeObject TakenType = {
 };
 
 PyDoc_STRVAR(consume_doc,
-"consume(capsule) -> Taken\n"
-"\n"
-"Checks the capsule (name, ABI version first, descriptor, buffers) and only\n"
-"then takes it. On refusal raises PeerError(status, message) and leaves the\n"
-"capsule exactly as it was.");
+             "consume(capsule) -> Taken\n"
+             "\n"
+             "Checks the capsule (name, ABI version first, descriptor, buffers) and only\n"
+             "then takes it. On refusal raises PeerError(status, message) and leaves the\n"
+             "capsule exactly as it was.");
 
 static PyObject *peer_consume_py(PyObject *module, PyObject *capsule)
 {
