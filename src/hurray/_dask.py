@@ -23,13 +23,17 @@ nothing; asked for any module, it looks whether serialize has been loaded
 since, and if so registers and takes itself off ``sys.meta_path``.
 """
 import sys
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 __all__ = ["dask_deserialize", "dask_serialize", "watch_for_dask"]
 
 _SERIALIZE = "distributed.protocol.serialize"  # where the dispatch tables live
 
 
-def dask_serialize(tensor):
+def dask_serialize(tensor: "Tensor") -> tuple[dict[str, Any], list[memoryview]]:
     """distributed's "dask" serializer for a Tensor: (header, frames), the
     frames being the tensor's buffers, in order, over its own memory."""
     _, (versions, encoded, readonly, nbytes, buffers) = tensor.__reduce_ex__(5)
@@ -37,7 +41,7 @@ def dask_serialize(tensor):
     return header, [buffer.raw() for buffer in buffers]
 
 
-def dask_deserialize(header, frames):
+def dask_deserialize(header: dict[str, Any], frames: Sequence[Any]) -> "Tensor":
     """The Tensor dask_serialize described, checked as an unpickled one is.
 
     Frames that arrive read-only are copied when the tensor was writable,
@@ -63,7 +67,7 @@ def dask_deserialize(header, frames):
     return unpickle_tensor(versions, encoded, readonly, nbytes, frames)
 
 
-def _writable(frame):
+def _writable(frame: Any) -> Any:
     """`frame`, or a writable copy of it if its memory is read-only."""
     try:
         view = memoryview(frame)
@@ -72,11 +76,11 @@ def _writable(frame):
     return bytearray(view) if view.readonly else frame
 
 
-def _sizeof(tensor):
+def _sizeof(tensor: "Tensor") -> int:
     return sum(nbytes for _, nbytes in tensor.buffers)
 
 
-def _register():
+def _register() -> bool:
     """Register with distributed and dask.sizeof if serialize is loaded; True if so."""
     serialize = sys.modules.get(_SERIALIZE)
     if serialize is None or not hasattr(serialize, "dask_deserialize"):
@@ -94,14 +98,14 @@ def _register():
 class _Watcher:
     """First on sys.meta_path until distributed's serialize module is loaded."""
 
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Optional[Sequence[str]] = None, target: Any = None) -> None:
         if _register():
             # A new list: the import in progress is iterating over the old one.
             sys.meta_path = [finder for finder in sys.meta_path if not isinstance(finder, _Watcher)]
         return None
 
 
-def watch_for_dask():
+def watch_for_dask() -> None:
     """Register now if distributed is loaded, or as soon as it is."""
     if not _register() and not any(isinstance(finder, _Watcher) for finder in sys.meta_path):
         sys.meta_path.insert(0, _Watcher())

@@ -15,6 +15,8 @@ holds the messages for bad versions and the copies. The reconstructor's
 name, ``hurray.pickling.unpickle_tensor``, and the shape of its arguments
 are part of every pickle ever written: change neither without a new format.
 """
+from typing import Any, NoReturn
+
 import numpy as np
 
 from . import _core, _pickle
@@ -35,11 +37,11 @@ ENCODING_VERSION = int.from_bytes(Descriptor.build("uint8", ()).encode()[4:6], "
 _VERSIONS = (lib.HURRAY_C_ABI_VERSION, ENCODING_VERSION)
 
 
-def _is_int_pair(value):
+def _is_int_pair(value: object) -> bool:
     return type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
 
 
-def _refuse_versions(versions):
+def _refuse_versions(versions: Any) -> NoReturn:
     """Raise the error that says what is wrong with a state's versions."""
     if not _is_int_pair(versions):
         raise CorruptError(f"pickled tensor: versions must be a pair of ints, not {versions!r}")
@@ -53,7 +55,7 @@ def _refuse_versions(versions):
     )
 
 
-def copy_tensor(tensor):
+def copy_tensor(tensor: Tensor) -> Tensor:
     """copy.copy and copy.deepcopy: a writable tensor over new copies of every
     buffer, byte for byte, as ndarray.copy() is for numpy. The descriptor is
     immutable and shared; the owner is the tuple of new uint8 arrays."""
