@@ -22,8 +22,6 @@ def setup(
     numpy_dtypes: dict[int, Any],
     from_numpy: Callable[..., Any],
     array: Callable[..., Any],
-    cast: Callable[..., Any],
-    ctype: Any,
     /,
 ) -> Callable[..., Any]: ...
 def setup_protocol(

@@ -13,7 +13,9 @@
  * it (decision 3); lists are destroyed before contexts (decision 4).
  */
 #include "_pyruntime.h"
+#include "_protocol_api.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +116,18 @@ static void capsule_destructor(PyObject *capsule)
     hurray__py_restore_error(saved);
 }
 
+/* PyLong_AsUnsignedLongLong, which on CPython 3.11 goes through a byte
+ * array for any int above 2**30 (every address); unsigned long is as wide
+ * where it is 64 bits. */
+static unsigned long long as_u64(PyObject *v)
+{
+#if ULONG_MAX >= UINT64_MAX
+    return PyLong_AsUnsignedLong(v);
+#else
+    return PyLong_AsUnsignedLongLong(v);
+#endif
+}
+
 /* Reads one (address, nbytes) span. */
 static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t *out_len)
 {
@@ -122,11 +136,11 @@ static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t 
                     "span %zd must be an (address, nbytes) tuple, not %R", index, span);
         return -1;
     }
-    unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
+    unsigned long long address = as_u64(PyTuple_GET_ITEM(span, 0));
     if (address == (unsigned long long)-1 && PyErr_Occurred()) {
         goto bad_number;
     }
-    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
     if (nbytes == (unsigned long long)-1 && PyErr_Occurred()) {
         goto bad_number;
     }
@@ -192,6 +206,22 @@ fail:
     return NULL;
 }
 
+/* The context over descriptor (bytes), holding its own owner reference. */
+static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
+{
+    HurrayTensorContext *ctx = NULL;
+    Py_INCREF(owner);
+    HurrayStatus status = hurray_tensor_context_new(
+        HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
+        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, hurray__py_owner_release, &ctx);
+    if (status != HURRAY_OK) {
+        Py_DECREF(owner); /* the context never took it */
+        raise_status(status, "making the tensor context");
+        return NULL;
+    }
+    return ctx;
+}
+
 PyDoc_STRVAR(export_doc,
 "export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
 "\n"
@@ -220,15 +250,10 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
     if (list == NULL) {
         return NULL;
     }
-    HurrayTensorContext *ctx = NULL;
-    Py_INCREF(owner);
-    HurrayStatus status = hurray_tensor_context_new(
-        HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
-        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, hurray__py_owner_release, &ctx);
-    if (status != HURRAY_OK) {
-        Py_DECREF(owner); /* the context never took it */
+    HurrayTensorContext *ctx = make_context(descriptor, owner);
+    if (ctx == NULL) {
         hurray_buffer_list_destroy(&list);
-        return raise_status(status, "making the tensor context");
+        return NULL;
     }
     PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
     if (capsule == NULL) {
@@ -509,6 +534,50 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     return result;
 }
 
+/* ---- the exchange of a Tensor, without a capsule (ADR-048) ------------- */
+
+/* HurrayProtocolApi.hold (_protocol_api.h): what export() and then consume()
+ * would leave, minus the capsule and the second decode. The descriptor is
+ * the producer's, which was checked when it was made and carries that
+ * verdict (ADR-046), so only the buffers are proved; nothing from outside
+ * the package comes this way. */
+static PyObject *hold(const HurrayDescriptor *desc, PyObject *descriptor_bytes, PyObject *spans,
+                      PyObject *owner)
+{
+    if (!PyBytes_CheckExact(descriptor_bytes)) {
+        return raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
+                           "descriptor_bytes must be bytes, not %.100s",
+                           Py_TYPE(descriptor_bytes)->tp_name);
+    }
+    Holder *holder = PyObject_New(Holder, &HolderType);
+    if (holder == NULL) {
+        return NULL;
+    }
+    holder->list = NULL;
+    holder->ctx = NULL;
+    holder->buffer_count = 0;
+    holder->weakrefs = NULL;
+    HurrayBufferList *list = make_list(spans, owner);
+    HurrayTensorContext *ctx = list == NULL ? NULL : make_context(descriptor_bytes, owner);
+    if (ctx == NULL) {
+        hurray_buffer_list_destroy(&list);
+        Py_DECREF(holder);
+        return NULL;
+    }
+    /* From here holder frees both, list first (D-NB2, decision 4). */
+    holder->list = list;
+    holder->ctx = ctx;
+    HurrayStatus status = hurray_descriptor_check_buffers(desc, list);
+    if (status != HURRAY_OK) {
+        Py_DECREF(holder);
+        return raise_status(status, "checking the tensor's buffers against its descriptor");
+    }
+    (void)hurray_buffer_list_len(list, &holder->buffer_count); /* cannot fail on a checked list */
+    return (PyObject *)holder;
+}
+
+static HurrayProtocolApi protocol_api = {.hold = hold};
+
 /* ---- module ------------------------------------------------------------ */
 
 static PyMethodDef protocol_methods[] = {
@@ -543,6 +612,12 @@ PyMODINIT_FUNC PyInit__protocol(void)
         return NULL;
     }
     if (hurray__py_add_capsule_type(module) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyObject *api = PyCapsule_New(&protocol_api, HURRAY_PROTOCOL_API, NULL);
+    if (api == NULL || PyModule_AddObject(module, "_C_API", api) < 0) {
+        Py_XDECREF(api);
         Py_DECREF(module);
         return NULL;
     }
