@@ -385,25 +385,18 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
     if (Py_TYPE(obj) == tensor_type) {
         PyObject *descriptor = SLOT(obj, slot.descriptor);
         PyObject *spans = SLOT(obj, slot.buffers);
-        PyObject *readonly = SLOT(obj, slot.readonly);
-        PyObject *bytes = NULL;
-        const HurrayDescriptor *desc = NULL;
-        if (readonly == Py_False && spans != NULL && PyTuple_CheckExact(spans) &&
-            descriptor != NULL && Py_TYPE(descriptor) == descriptor_type) {
-            bytes = encoding_of(descriptor);
-            desc = bytes == NULL ? NULL : c_descriptor(descriptor);
+        if (SLOT(obj, slot.readonly) != Py_False || spans == NULL || !PyTuple_CheckExact(spans) ||
+            descriptor == NULL || Py_TYPE(descriptor) != descriptor_type ||
+            c_descriptor(descriptor) == NULL) {
+            return PyObject_CallOneArg(from_hurray_py, obj); /* refusals, closed, odd */
         }
-        if (desc == NULL) {
-            return PyObject_CallOneArg(from_hurray_py, obj);
-        }
-        /* No capsule (ADR-048): the handles export() would make, proved
-         * against the producer's descriptor and held as consume() holds
-         * them. The consumer shares the producer's immutable Descriptor and
-         * spans, which are the list's own addresses. */
-        PyObject *holder = protocol_api->hold(desc, bytes, spans, obj);
+        /* No capsule (ADR-048): the tensor's descriptor and spans were
+         * proved against each other when it was made, so the consumer
+         * shares both (immutable), and a Holder keeps the references the
+         * capsule's handles would have kept. */
+        PyObject *holder = protocol_api->hold(obj, (uint64_t)PyTuple_GET_SIZE(spans));
         if (holder == NULL) {
-            PyErr_Clear();
-            return PyObject_CallOneArg(from_hurray_py, obj); /* raises what is wrong */
+            return NULL;
         }
         PyObject *tensor = new_tensor(descriptor, spans, holder, 0);
         Py_DECREF(holder);

@@ -58,12 +58,18 @@ static PyObject *raise_status(HurrayStatus status, const char *doing)
 
 /* ---- Holder: the consumer's ownership of a list and a context ---------- */
 
+/* A Holder either took a capsule's list and context (consume), or, for the
+ * exchange of one of this package's Tensors, holds owner_refs references to
+ * owner in their place (hold, ADR-048): the same references the handles
+ * would hold, dropped the same way. */
 typedef struct {
     PyObject_HEAD
     HurrayBufferList *list;
     HurrayTensorContext *ctx;
     uint64_t buffer_count;
     PyObject *weakrefs;
+    PyObject *owner;
+    uint64_t owner_refs;
 } Holder;
 
 static void holder_dealloc(Holder *self)
@@ -75,6 +81,9 @@ static void holder_dealloc(Holder *self)
      * nothing here can run twice. */
     hurray_buffer_list_destroy(&self->list);
     hurray_tensor_context_destroy(&self->ctx);
+    for (; self->owner_refs > 0; self->owner_refs--) {
+        hurray__py_owner_release(self->owner); /* a handle's reference, as if it were freed */
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -477,6 +486,8 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     holder->ctx = NULL;
     holder->buffer_count = 0;
     holder->weakrefs = NULL;
+    holder->owner = NULL;
+    holder->owner_refs = 0;
 
     CheckedCapsule checked;
     if (check_capsule(capsule, &checked) < 0) {
@@ -536,43 +547,27 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 
 /* ---- the exchange of a Tensor, without a capsule (ADR-048) ------------- */
 
-/* HurrayProtocolApi.hold (_protocol_api.h): what export() and then consume()
- * would leave, minus the capsule and the second decode. The descriptor is
- * the producer's, which was checked when it was made and carries that
- * verdict (ADR-046), so only the buffers are proved; nothing from outside
- * the package comes this way. */
-static PyObject *hold(const HurrayDescriptor *desc, PyObject *descriptor_bytes, PyObject *spans,
-                      PyObject *owner)
+/* HurrayProtocolApi.hold (_protocol_api.h). export() followed at once by
+ * consume() would make a list, a handle per buffer and a context, decode
+ * the descriptor the producer already holds checked, prove spans the
+ * producer's constructor already proved, and hand the handles to a Holder
+ * that nothing ever asks for them: what is left of all that is who holds
+ * which references, and that is what this Holder keeps. */
+static PyObject *hold(PyObject *owner, uint64_t buffer_count)
 {
-    if (!PyBytes_CheckExact(descriptor_bytes)) {
-        return raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
-                           "descriptor_bytes must be bytes, not %.100s",
-                           Py_TYPE(descriptor_bytes)->tp_name);
-    }
     Holder *holder = PyObject_New(Holder, &HolderType);
     if (holder == NULL) {
         return NULL;
     }
     holder->list = NULL;
     holder->ctx = NULL;
-    holder->buffer_count = 0;
+    holder->buffer_count = buffer_count;
     holder->weakrefs = NULL;
-    HurrayBufferList *list = make_list(spans, owner);
-    HurrayTensorContext *ctx = list == NULL ? NULL : make_context(descriptor_bytes, owner);
-    if (ctx == NULL) {
-        hurray_buffer_list_destroy(&list);
-        Py_DECREF(holder);
-        return NULL;
+    holder->owner = owner;
+    holder->owner_refs = buffer_count + 1; /* one per buffer, one for the context */
+    for (uint64_t i = 0; i < holder->owner_refs; i++) {
+        Py_INCREF(owner);
     }
-    /* From here holder frees both, list first (D-NB2, decision 4). */
-    holder->list = list;
-    holder->ctx = ctx;
-    HurrayStatus status = hurray_descriptor_check_buffers(desc, list);
-    if (status != HURRAY_OK) {
-        Py_DECREF(holder);
-        return raise_status(status, "checking the tensor's buffers against its descriptor");
-    }
-    (void)hurray_buffer_list_len(list, &holder->buffer_count); /* cannot fail on a checked list */
     return (PyObject *)holder;
 }
 

@@ -11,21 +11,20 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "hurray.h"
+#include <stdint.h>
 
 #define HURRAY_PROTOCOL_API "hurray._protocol._C_API"
 
 typedef struct HurrayProtocolApi {
-    /* The exchange of a Tensor this package made, without a capsule (ADR-048):
-     * the buffer list over spans and the context over descriptor_bytes that
-     * export() would make, the owner references they take (D-NB2), proved
-     * with hurray_descriptor_check_buffers against desc, and moved into a
-     * new hurray._protocol.Holder, as consume() does after its checks.
-     * desc (borrowed) is the producer's checked descriptor and
-     * descriptor_bytes its encoding. Returns the Holder (new reference), or
-     * NULL with a HurrayError (or MemoryError) set and nothing kept. */
-    PyObject *(*hold)(const HurrayDescriptor *desc, PyObject *descriptor_bytes, PyObject *spans,
-                      PyObject *owner);
+    /* The exchange of a Tensor this package made, which needs no capsule
+     * (ADR-048): a new hurray._protocol.Holder taking the buffer_count + 1
+     * references to owner that export()'s buffer handles and context would
+     * hold (D-NB2, decision 2), and dropping each once, through
+     * hurray__py_owner_release, when it dies. No C handle is made: nothing
+     * outside this process's Python side could reach one. Returns the
+     * Holder (new reference), or NULL with MemoryError set and no reference
+     * taken. */
+    PyObject *(*hold)(PyObject *owner, uint64_t buffer_count);
 } HurrayProtocolApi;
 
 #endif /* HURRAY_PROTOCOL_API_H */
