@@ -81,9 +81,10 @@ static void holder_dealloc(Holder *self)
      * nothing here can run twice. */
     hurray_buffer_list_destroy(&self->list);
     hurray_tensor_context_destroy(&self->ctx);
-    for (; self->owner_refs > 0; self->owner_refs--) {
-        hurray__py_owner_release(self->owner); /* a handle's reference, as if it were freed */
-    }
+    /* The handles' references, as if each were freed (a dealloc holds the GIL). */
+    uint64_t refs = self->owner_refs;
+    self->owner_refs = 0;
+    hurray__py_owner_release_n(self->owner, refs);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

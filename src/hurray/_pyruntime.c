@@ -85,6 +85,24 @@ void hurray__py_owner_release(void *owner)
     }
 }
 
+void hurray__py_owner_release_n(void *owner, uint64_t n)
+{
+    if (owner == NULL || n == 0) {
+        return;
+    }
+    if (hurray__py_exiting()) {
+        atomic_fetch_add_explicit(&owner_leaks, n, memory_order_relaxed);
+        return;
+    }
+    /* All but the last cannot be the object's last reference: drop them
+     * directly. The last may run a finalizer, so it goes the careful way. */
+    for (uint64_t i = 1; i < n; i++) {
+        Py_DECREF((PyObject *)owner);
+    }
+    atomic_fetch_add_explicit(&owner_releases, n - 1, memory_order_relaxed);
+    hurray__py_owner_release(owner);
+}
+
 PyObject *hurray__py_owner_counters(PyObject *module, PyObject *unused)
 {
     (void)module;
