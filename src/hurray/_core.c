@@ -58,6 +58,8 @@ static PyObject *cpu_device;          /* (kDLCPU, 0) */
 static PyObject *buffer_py;           /* the Python Tensor.buffer */
 static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
+static PyObject *array_names[2];      /* "dtype", "copy", interned (setup) */
+static PyObject *dlpack_names[4];     /* "stream", "max_version", "dl_device", "copy" */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
@@ -416,7 +418,8 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
  * keyword, too many positionals -- which the Python half then parses and
  * refuses with its own message. */
 static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                     const char *const *names, int npos, int n, PyObject **out)
+                     const char *const *names, PyObject **interned, int npos, int n,
+                     PyObject **out)
 {
     for (int i = 0; i < n; i++) {
         out[i] = NULL;
@@ -430,9 +433,17 @@ static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        /* Keyword names from a call site are interned: try identity first,
+         * which saves a string comparison per name per call. */
         int j = 0;
-        while (j < n && PyUnicode_CompareWithASCIIString(name, names[j]) != 0) {
+        while (j < n && name != interned[j]) {
             j++;
+        }
+        if (j == n) {
+            j = 0;
+            while (j < n && PyUnicode_CompareWithASCIIString(name, names[j]) != 0) {
+                j++;
+            }
         }
         if (j == n || out[j] != NULL) {
             return -1;
@@ -615,7 +626,7 @@ static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf
     static const char *const names[] = {"dtype", "copy"};
     PyObject *given[2];
     if (Py_TYPE(self) == tensor_type &&
-        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, 2, 2, given) == 0 &&
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, array_names, 2, 2, given) == 0 &&
         given[0] == Py_None && (given[1] == Py_None || given[1] == Py_False)) {
         PyObject *view = plain_view(self);
         if (view != NULL || PyErr_Occurred()) {
@@ -821,9 +832,15 @@ static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    PyObject *data = PyNumber_Add(PyTuple_GET_ITEM(span, 0), PyTuple_GET_ITEM(plan, 8));
-    if (data == NULL) {
+    unsigned long long base = as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long offset = as_u64(PyTuple_GET_ITEM(plan, 8));
+    unsigned long long sum;
+    if (PyErr_Occurred() || __builtin_add_overflow(base, offset, &sum)) {
         PyErr_Clear();
+        return NULL;
+    }
+    PyObject *data = PyLong_FromUnsignedLongLong(sum);
+    if (data == NULL) {
         return NULL;
     }
     PyObject *args[8] = {self, data, PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
@@ -852,7 +869,7 @@ static PyObject *core_dlpack(PyObject *self, PyObject *const *args, size_t nargs
     static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
     PyObject *given[4];
     if (Py_TYPE(self) == tensor_type &&
-        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, 1, 4, given) == 0 &&
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, dlpack_names, 1, 4, given) == 0 &&
         given[0] == Py_None && (given[3] == Py_None || given[3] == Py_False) &&
         (given[2] == Py_None || PyObject_RichCompareBool(given[2], cpu_device, Py_EQ) == 1)) {
         PyObject *capsule = plain_dlpack(self, given[1]);
@@ -1040,8 +1057,25 @@ static struct PyModuleDef core_module = {
     .m_methods = core_methods,
 };
 
+/* Interns each of names into out; 0, or -1 with an error set. */
+static int intern_names(const char *const *names, int n, PyObject **out)
+{
+    for (int i = 0; i < n; i++) {
+        if (out[i] == NULL && (out[i] = PyUnicode_InternFromString(names[i])) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__core(void)
 {
+    static const char *const array_keys[] = {"dtype", "copy"};
+    static const char *const dlpack_keys[] = {"stream", "max_version", "dl_device", "copy"};
+    if (intern_names(array_keys, 2, array_names) < 0 ||
+        intern_names(dlpack_keys, 4, dlpack_names) < 0) {
+        return NULL;
+    }
     import_array();
     if (PyType_Ready(&ViewBaseType) < 0) {
         return NULL;
