@@ -217,6 +217,22 @@ def test_dlpack_in_c_gives_what_python_gives():
         t.__dlpack__(max_version=(1, 0), stream=1)
 
 
+def test_keywords_the_c_halves_read_need_not_be_interned():
+    # The C halves match keyword names by identity first (a call site's are
+    # interned) and then by value; a name built at run time is not interned.
+    t = hurray.from_numpy(np.arange(6, dtype=np.float32))
+    dlpack.to_dlpack(t, max_version=(1, 0))
+    version, copy = "".join(["max_", "version"]), "".join(["co", "py"])
+    assert version is not "max_version" and copy is not "copy"  # noqa: F632
+    capsule = t.__dlpack__(**{version: (1, 0), copy: False})
+    assert '"dltensor_versioned"' in repr(capsule)
+    np.asarray(t)  # the dtype is known to the C half from now on
+    view = t.__array__(**{copy: False})
+    assert type(view.base).__name__ == "ViewBase" and np.shares_memory(view, np.asarray(t))
+    with pytest.raises(TypeError):
+        t.__array__(**{"".join(["cop", "ies"]): False})  # unknown: the Python half refuses
+
+
 def test_buffer_in_c_is_the_python_buffer():
     for a in (np.arange(10, dtype=np.int32), ARRAYS["read-only"], ARRAYS["reversed"]):
         t = hurray.from_numpy(a)
