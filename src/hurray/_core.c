@@ -47,7 +47,6 @@ static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtyp
 static PyObject *from_numpy_py;       /* the Python from_numpy */
 static PyObject *array_py;            /* the Python Tensor.__array__ */
 static PyObject *from_hurray_py;      /* the Python from_hurray */
-static PyObject *export_fn;           /* hurray._protocol.export */
 static PyObject *consume_fn;          /* hurray._protocol.consume */
 static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
 #define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
@@ -58,7 +57,7 @@ static PyObject *cpu_device;          /* (kDLCPU, 0) */
 static PyObject *buffer_py;           /* the Python Tensor.buffer */
 static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
-static PyObject *array_names[2];      /* "dtype", "copy", interned (setup) */
+static PyObject *array_names[2];      /* "dtype", "copy", interned (module init) */
 static PyObject *dlpack_names[4];     /* "stream", "max_version", "dl_device", "copy" */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -985,21 +984,22 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-"setup_protocol(from_hurray, export, consume, descriptors, /)\n"
+"setup_protocol(from_hurray, consume, descriptors, /)\n"
 "\n"
 "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-"the capsule functions of hurray._protocol, and the descriptor cache.");
+"hurray._protocol.consume, and the descriptor cache; hurray._protocol's C\n"
+"API (the Holder of a Tensor's exchange, ADR-048) is imported here.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *from_hurray, *export, *consume, *cache;
+    PyObject *from_hurray, *consume, *cache;
     if (tensor_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOO!:setup_protocol", &from_hurray, &export, &consume,
-                          &PyDict_Type, &cache)) {
+    if (!PyArg_ParseTuple(args, "OOO!:setup_protocol", &from_hurray, &consume, &PyDict_Type,
+                          &cache)) {
         return NULL;
     }
     const HurrayProtocolApi *api = PyCapsule_Import(HURRAY_PROTOCOL_API, 0);
@@ -1008,7 +1008,6 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
     }
     protocol_api = api;
     Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
-    Py_XSETREF(export_fn, Py_NewRef(export));
     Py_XSETREF(consume_fn, Py_NewRef(consume));
     Py_XSETREF(descriptors, Py_NewRef(cache));
     Py_RETURN_NONE;

@@ -25,8 +25,7 @@ def setup(
     /,
 ) -> Callable[..., Any]: ...
 def setup_protocol(
-    from_hurray: Callable[..., Any], export: Callable[..., Any], consume: Callable[..., Any],
-    descriptors: dict[bytes, Any], /,
+    from_hurray: Callable[..., Any], consume: Callable[..., Any], descriptors: dict[bytes, Any], /,
 ) -> None: ...
 def setup_dlpack(
     dlpack: Callable[..., Any], export: Callable[..., Any], plans: dict[bytes, Any],

@@ -99,7 +99,9 @@ static PyTypeObject HolderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "hurray._protocol.Holder",
     .tp_doc = PyDoc_STR("Owns the buffer list and tensor context taken from a consumed "
-                        "capsule; frees both, list first, when it dies."),
+                        "capsule, and frees both, list first, when it dies; or, for a "
+                        "Tensor exchanged without a capsule, the owner references their "
+                        "handles would hold (ADR-048)."),
     .tp_basicsize = sizeof(Holder),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)holder_dealloc,
