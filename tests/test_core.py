@@ -286,3 +286,25 @@ def test_decode_in_c_is_decode_in_python():
     with pytest.raises(hurray.errors.InvalidDescriptorError):
         hurray.Descriptor.decode(b"not a descriptor")
     assert hurray.Descriptor.decode(bytearray(data)) == fast  # bytes-like: the Python path
+
+
+def test_a_descriptor_made_in_c_casts_its_handle_on_first_use():
+    # ADR-048: hurray._core leaves _handle None; Descriptor.handle makes the
+    # cffi pointer from _address when first asked, and a closed descriptor
+    # (its _address None) still says so.
+    from hurray._ffi import ffi, lib
+
+    for dt in (np.float32, np.int8):
+        python_from_numpy(np.zeros(1, dt))  # the dtypes are known to the C half from now on
+    d = hurray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3)).descriptor
+    assert d._handle is None and d._address is not None
+    handle = d.handle
+    assert int(ffi.cast("uintptr_t", handle)) == d._address and d.handle is handle
+    rank = ffi.new("uint32_t *")
+    assert lib.hurray_descriptor_rank(handle, rank) == lib.HURRAY_OK and rank[0] == 2
+    fresh = hurray.from_numpy(np.arange(3, dtype=np.int8)).descriptor
+    fresh.close()  # never cast: close works from _address alone
+    fresh.close()
+    assert fresh.shape == (3,) and fresh._handle is None and fresh._address is None
+    with pytest.raises(InvalidArgumentError, match="closed"):
+        fresh.handle
