@@ -62,12 +62,13 @@ setup(
         Extension(
             "hurray._protocol",
             sources=["src/hurray/_protocol.c", "src/hurray/_pyruntime.c"],
-            depends=["src/hurray/_pyruntime.h"],
+            depends=["src/hurray/_pyruntime.h", "src/hurray/_protocol_api.h"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),
         Extension(
             "hurray._core",
             sources=["src/hurray/_core.c"],
+            depends=["src/hurray/_protocol_api.h"],
             include_dirs=[numpy.get_include()],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),

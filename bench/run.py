@@ -95,7 +95,7 @@ def python_cases():
     from hurray._ffi import ffi, lib
 
     cases["cffi: hurray_c_abi_version()"] = lib.hurray_c_abi_version
-    handle = plain.descriptor._handle if hasattr(plain.descriptor, "_handle") else None
+    handle = plain.descriptor.handle
     if handle is not None:
         out = ffi.new("uint32_t *")
         cases["cffi: hurray_descriptor_rank(d, &out)"] = lambda: lib.hurray_descriptor_rank(handle, out)

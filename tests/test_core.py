@@ -5,11 +5,15 @@ every case it does not serve must reach the Python half: a Tensor subclass
 (hurray.io's LazyTensor verifies through its _buffers property), a closed
 descriptor, a quantized tensor, an argument it does not handle.
 """
+import gc
+import sys
+import weakref
+
 import numpy as np
 import pytest
 
 import hurray
-from hurray import _core, dlpack, numpy_bridge, protocol
+from hurray import _core, _protocol, dlpack, numpy_bridge, protocol
 from hurray.errors import InvalidArgumentError, UnsupportedError
 from hurray.quantize import quantize_affine
 from hurray.tensor import Tensor
@@ -124,18 +128,82 @@ def test_from_hurray_in_c_keeps_the_decoded_descriptor():
     assert back.descriptor is kept and kept._box is not None
     assert hurray.from_hurray(t.__hurray__()).descriptor is kept
     assert np.array_equal(np.asarray(back), np.arange(7, dtype=np.uint16))
-    # A Tensor: its capsule is consumed (decoded and checked) all the same, and
-    # the consumer shares the producer's immutable Descriptor, whose bytes equal it.
-    assert hurray.from_hurray(t).descriptor is t.descriptor
+    # A Tensor needs no capsule (ADR-048): the consumer shares the producer's
+    # immutable Descriptor and spans.
+    u = hurray.from_hurray(t)
+    assert u.descriptor is t.descriptor and u.buffers is t.buffers
 
 
-def test_from_hurray_in_c_checks_a_tensors_capsule_in_full():
-    # The Tensor shortcut still consumes the capsule: a refusal there is raised.
-    t = hurray.from_numpy(np.arange(4, dtype=np.float32))
-    t.descriptor.encode()
-    bad = Tensor._from_checked(t.descriptor, ((t.buffers[0][0], 4),), t)  # spans too short
+def _released():
+    gc.collect()
+    return _protocol._owner_counters()[0]
+
+
+@pytest.mark.parametrize("buffers", [1, 3])
+def test_from_hurray_of_a_tensor_holds_what_the_capsule_handles_would(buffers):
+    # ADR-048: no C handle is made, but the Holder takes the references the
+    # capsule's buffers and context would have taken (D-NB2, decision 2) and
+    # drops each once, as they would, when the consumer dies.
+    weights = np.arange(32, dtype=np.float32).reshape(4, 8)
+    t = hurray.from_numpy(weights) if buffers == 1 else quantize_affine(weights, dtype="int8", axis=0)
+    assert len(t.buffers) == buffers
+    refs, released = sys.getrefcount(t), _released()
+    u = hurray.from_hurray(t)
+    holder = u.owner
+    assert type(holder) is _protocol.Holder
+    assert repr(holder) == f"<hurray._protocol.Holder of {buffers} buffer{'s' if buffers > 1 else ''}>"
+    assert sys.getrefcount(t) == refs + buffers + 1
+    assert _released() == released
+    assert all(np.shares_memory(u.buffer(i), t.buffer(i)) for i in range(buffers))
+    holder_ref = weakref.ref(holder)
+    del u, holder
+    assert holder_ref() is None
+    assert _released() == released + buffers + 1
+    assert sys.getrefcount(t) == refs
+
+
+def test_from_hurray_of_a_tensor_keeps_the_producer_alive():
+    a = np.arange(6, dtype=np.int32)
+    a_ref = weakref.ref(a)
+    t = hurray.from_numpy(a)
+    t_ref = weakref.ref(t)
+    del a
+    u = hurray.from_hurray(hurray.from_hurray(t))  # a chain: each Holder keeps the one before
+    del t
+    assert t_ref() is not None and a_ref() is not None
+    assert np.array_equal(np.asarray(u), np.arange(6, dtype=np.int32))
+    del u
+    gc.collect()
+    assert t_ref() is None and a_ref() is None
+
+
+def test_from_hurray_of_a_tensor_leaves_refusals_and_closed_descriptors_to_python():
+    frozen = np.arange(4, dtype=np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(UnsupportedError, match="read-only"):
+        hurray.from_hurray(hurray.from_numpy(frozen))
+    # A closed descriptor: Python exports a capsule (from the kept bytes) and
+    # consumes it, decoding a new descriptor.
+    t = hurray.from_numpy(np.arange(5, dtype=np.float64))
+    d = Tensor._from_checked(hurray.Descriptor.decode(t.descriptor.encode()), t.buffers, t)
+    d.descriptor.close()
+    u = hurray.from_hurray(d)
+    assert u.descriptor is not d.descriptor and u.descriptor._address is not None
+    assert np.array_equal(np.asarray(u), np.arange(5, dtype=np.float64))
+
+
+def test_every_way_to_make_a_tensor_proves_its_spans():
+    # Why the exchange of a Tensor need not check again (ADR-048): a Tensor
+    # is proved against its buffers when it is made, whichever way.
+    a = np.arange(4, dtype=np.float32)
+    d = hurray.from_numpy(a).descriptor
+    short = ((a.ctypes.data, a.nbytes - 1),)
     with pytest.raises(hurray.errors.BufferTooSmallError):
-        hurray.from_hurray(bad)
+        Tensor(d, short, owner=a)
+    with pytest.raises(hurray.errors.BufferTooSmallError):
+        _core.tensor_from_spans(d, short, a, False)
+    with pytest.raises(hurray.errors.BufferTooSmallError):
+        hurray.from_hurray(_protocol.export(d.encode(), short, a))
 
 
 def test_dlpack_in_c_gives_what_python_gives():
@@ -147,6 +215,22 @@ def test_dlpack_in_c_gives_what_python_gives():
         t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
     with pytest.raises(hurray.HurrayError):
         t.__dlpack__(max_version=(1, 0), stream=1)
+
+
+def test_keywords_the_c_halves_read_need_not_be_interned():
+    # The C halves match keyword names by identity first (a call site's are
+    # interned) and then by value; a name built at run time is not interned.
+    t = hurray.from_numpy(np.arange(6, dtype=np.float32))
+    dlpack.to_dlpack(t, max_version=(1, 0))
+    version, copy = "".join(["max_", "version"]), "".join(["co", "py"])
+    assert version is not "max_version" and copy is not "copy"  # noqa: F632
+    capsule = t.__dlpack__(**{version: (1, 0), copy: False})
+    assert '"dltensor_versioned"' in repr(capsule)
+    np.asarray(t)  # the dtype is known to the C half from now on
+    view = t.__array__(**{copy: False})
+    assert type(view.base).__name__ == "ViewBase" and np.shares_memory(view, np.asarray(t))
+    with pytest.raises(TypeError):
+        t.__array__(**{"".join(["cop", "ies"]): False})  # unknown: the Python half refuses
 
 
 def test_buffer_in_c_is_the_python_buffer():
@@ -202,3 +286,25 @@ def test_decode_in_c_is_decode_in_python():
     with pytest.raises(hurray.errors.InvalidDescriptorError):
         hurray.Descriptor.decode(b"not a descriptor")
     assert hurray.Descriptor.decode(bytearray(data)) == fast  # bytes-like: the Python path
+
+
+def test_a_descriptor_made_in_c_casts_its_handle_on_first_use():
+    # ADR-048: hurray._core leaves _handle None; Descriptor.handle makes the
+    # cffi pointer from _address when first asked, and a closed descriptor
+    # (its _address None) still says so.
+    from hurray._ffi import ffi, lib
+
+    for dt in (np.float32, np.int8):
+        python_from_numpy(np.zeros(1, dt))  # the dtypes are known to the C half from now on
+    d = hurray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3)).descriptor
+    assert d._handle is None and d._address is not None
+    handle = d.handle
+    assert int(ffi.cast("uintptr_t", handle)) == d._address and d.handle is handle
+    rank = ffi.new("uint32_t *")
+    assert lib.hurray_descriptor_rank(handle, rank) == lib.HURRAY_OK and rank[0] == 2
+    fresh = hurray.from_numpy(np.arange(3, dtype=np.int8)).descriptor
+    fresh.close()  # never cast: close works from _address alone
+    fresh.close()
+    assert fresh.shape == (3,) and fresh._handle is None and fresh._address is None
+    with pytest.raises(InvalidArgumentError, match="closed"):
+        fresh.handle

@@ -24,9 +24,11 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "_protocol_api.h"
 #include "hurray.h"
 
 
@@ -44,9 +46,7 @@ static PyObject *numpy_codes;         /* {np.dtype: (code, byte order, packing o
 static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtype} */
 static PyObject *from_numpy_py;       /* the Python from_numpy */
 static PyObject *array_py;            /* the Python Tensor.__array__ */
-static PyObject *ffi_cast;            /* ffi.cast */
 static PyObject *from_hurray_py;      /* the Python from_hurray */
-static PyObject *export_fn;           /* hurray._protocol.export */
 static PyObject *consume_fn;          /* hurray._protocol.consume */
 static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
 #define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
@@ -56,7 +56,9 @@ static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan
 static PyObject *cpu_device;          /* (kDLCPU, 0) */
 static PyObject *buffer_py;           /* the Python Tensor.buffer */
 static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
-static PyObject *descriptor_ctype;    /* ffi.typeof("HurrayDescriptor *") */
+static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
+static PyObject *array_names[2];      /* "dtype", "copy", interned (module init) */
+static PyObject *dlpack_names[4];     /* "stream", "max_version", "dl_device", "copy" */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
@@ -80,11 +82,31 @@ static void box_destructor(PyObject *box)
     hurray_descriptor_destroy(&desc);
 }
 
-/* ffi.cast("HurrayDescriptor *", address): a cffi pointer for Python's use. */
-static PyObject *cast_descriptor(PyObject *address)
+/* The C descriptor a Descriptor owns, or NULL with no exception set when it
+ * has been closed (its _address is None; Python then says so). */
+static const HurrayDescriptor *c_descriptor(PyObject *descriptor)
 {
-    PyObject *args[2] = {descriptor_ctype, address};
-    return PyObject_Vectorcall(ffi_cast, args, 2, NULL);
+    PyObject *address = SLOT(descriptor, slot.address);
+    if (address == NULL || !PyLong_CheckExact(address)) {
+        return NULL;
+    }
+    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
+    if (desc == NULL) {
+        PyErr_Clear();
+    }
+    return desc;
+}
+
+/* PyLong_AsUnsignedLongLong, which on CPython 3.11 goes through a byte
+ * array for any int above 2**30 (every address); unsigned long is as wide
+ * where it is 64 bits. */
+static unsigned long long as_u64(PyObject *v)
+{
+#if ULONG_MAX >= UINT64_MAX
+    return PyLong_AsUnsignedLong(v);
+#else
+    return PyLong_AsUnsignedLongLong(v);
+#endif
 }
 
 /* (address, nbytes) as a new tuple. */
@@ -104,7 +126,8 @@ static PyObject *span_tuple(uint64_t address, uint64_t nbytes)
 }
 
 /* A hurray.Descriptor owning desc (checked already); destroys desc on
- * failure. The same fields Descriptor._adopt_handed sets. */
+ * failure. The same fields Descriptor._adopt_handed sets, but the cffi
+ * handle is left None for Descriptor.handle to make on first use. */
 static PyObject *new_descriptor(HurrayDescriptor *desc)
 {
     PyObject *box = PyCapsule_New(desc, BOX_NAME, box_destructor);
@@ -113,15 +136,13 @@ static PyObject *new_descriptor(HurrayDescriptor *desc)
         return NULL;
     }
     PyObject *address = PyLong_FromVoidPtr(desc);
-    PyObject *handle = address == NULL ? NULL : cast_descriptor(address);
-    PyObject *self = handle == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
+    PyObject *self = address == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
     if (self == NULL) {
-        Py_XDECREF(handle);
         Py_XDECREF(address);
         Py_DECREF(box);
         return NULL;
     }
-    fill(self, slot.handle, handle);
+    fill(self, slot.handle, Py_NewRef(Py_None));
     fill(self, slot.box, box);
     fill(self, slot.address, address);
     fill(self, slot.fields, Py_NewRef(Py_None));
@@ -285,16 +306,13 @@ static PyObject *encoding_of(PyObject *descriptor)
     if (bytes != NULL && PyBytes_CheckExact(bytes)) {
         return bytes;
     }
-    PyObject *handle = SLOT(descriptor, slot.handle);
-    PyObject *address = SLOT(descriptor, slot.address);
-    if (bytes == NULL || handle == NULL || handle == Py_None || address == NULL ||
-        address == Py_None) {
+    const HurrayDescriptor *desc = bytes == NULL ? NULL : c_descriptor(descriptor);
+    if (desc == NULL) {
         return NULL;
     }
-    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
     uint8_t out[HURRAY_MAX_DESCRIPTOR_LEN];
     uint64_t len = 0;
-    if (desc == NULL || hurray_descriptor_encode(desc, out, sizeof out, &len) != HURRAY_OK) {
+    if (hurray_descriptor_encode(desc, out, sizeof out, &len) != HURRAY_OK) {
         PyErr_Clear();
         return NULL;
     }
@@ -307,12 +325,10 @@ static PyObject *encoding_of(PyObject *descriptor)
     return bytes;
 }
 
-/* The consumer's half of from_hurray: consume the capsule, keep (or find)
- * its descriptor, make the Tensor. As protocol.from_hurray. `known` (or
- * NULL) is the producer's Descriptor, whose encoding is `known_bytes`: when
- * the capsule's descriptor decodes to the same bytes, the consumer shares
- * that immutable Descriptor instead of looking one up. */
-static PyObject *consume_to_tensor(PyObject *capsule, PyObject *known, PyObject *known_bytes)
+/* The consumer's half of from_hurray for a capsule: consume it (decoded and
+ * checked in full, D-NB2), keep (or find) its descriptor, make the Tensor.
+ * As protocol.from_hurray. */
+static PyObject *consume_to_tensor(PyObject *capsule)
 {
     PyObject *got = PyObject_CallOneArg(consume_fn, capsule);
     if (got == NULL) {
@@ -323,14 +339,7 @@ static PyObject *consume_to_tensor(PyObject *capsule, PyObject *known, PyObject 
     PyObject *spans = PyTuple_GET_ITEM(got, 2);
     PyObject *holder = PyTuple_GET_ITEM(got, 3);
     PyObject *handed = PyTuple_GET_ITEM(got, 4);
-    PyObject *descriptor = NULL;
-    if (known != NULL && PyBytes_GET_SIZE(bytes) == PyBytes_GET_SIZE(known_bytes) &&
-        memcmp(PyBytes_AS_STRING(bytes), PyBytes_AS_STRING(known_bytes),
-               (size_t)PyBytes_GET_SIZE(bytes)) == 0) {
-        descriptor = known; /* equal bytes, equal descriptor: consume() checked them */
-    } else {
-        descriptor = PyDict_GetItemWithError(descriptors, bytes);
-    }
+    PyObject *descriptor = PyDict_GetItemWithError(descriptors, bytes);
     if (descriptor != NULL) {
         Py_INCREF(descriptor); /* the handed one dies with got */
     } else if (PyErr_Occurred()) {
@@ -339,14 +348,12 @@ static PyObject *consume_to_tensor(PyObject *capsule, PyObject *known, PyObject 
     } else {
         /* consume() decoded and checked it: keep that one (ADR-046). */
         PyObject *address = PyTuple_GET_ITEM(handed, 0);
-        PyObject *handle = cast_descriptor(address);
-        descriptor = handle == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
+        descriptor = descriptor_type->tp_alloc(descriptor_type, 0);
         if (descriptor == NULL) {
-            Py_XDECREF(handle);
             Py_DECREF(got);
             return NULL;
         }
-        fill(descriptor, slot.handle, handle);
+        fill(descriptor, slot.handle, Py_NewRef(Py_None)); /* cast on first use */
         fill(descriptor, slot.box, Py_NewRef(PyTuple_GET_ITEM(handed, 1)));
         fill(descriptor, slot.address, Py_NewRef(address));
         fill(descriptor, slot.fields, Py_NewRef(Py_None));
@@ -379,26 +386,25 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
     if (Py_TYPE(obj) == tensor_type) {
         PyObject *descriptor = SLOT(obj, slot.descriptor);
         PyObject *spans = SLOT(obj, slot.buffers);
-        PyObject *readonly = SLOT(obj, slot.readonly);
-        PyObject *bytes = NULL;
-        if (readonly == Py_False && spans != NULL && descriptor != NULL &&
-            Py_TYPE(descriptor) == descriptor_type) {
-            bytes = encoding_of(descriptor);
+        if (SLOT(obj, slot.readonly) != Py_False || spans == NULL || !PyTuple_CheckExact(spans) ||
+            descriptor == NULL || Py_TYPE(descriptor) != descriptor_type ||
+            c_descriptor(descriptor) == NULL) {
+            return PyObject_CallOneArg(from_hurray_py, obj); /* refusals, closed, odd */
         }
-        if (bytes == NULL) {
-            return PyObject_CallOneArg(from_hurray_py, obj);
-        }
-        PyObject *args[3] = {bytes, spans, obj};
-        PyObject *capsule = PyObject_Vectorcall(export_fn, args, 3, NULL);
-        if (capsule == NULL) {
+        /* No capsule (ADR-048): the tensor's descriptor and spans were
+         * proved against each other when it was made, so the consumer
+         * shares both (immutable), and a Holder keeps the references the
+         * capsule's handles would have kept. */
+        PyObject *holder = protocol_api->hold(obj, (uint64_t)PyTuple_GET_SIZE(spans));
+        if (holder == NULL) {
             return NULL;
         }
-        PyObject *tensor = consume_to_tensor(capsule, descriptor, bytes);
-        Py_DECREF(capsule);
+        PyObject *tensor = new_tensor(descriptor, spans, holder, 0);
+        Py_DECREF(holder);
         return tensor;
     }
     if (PyCapsule_CheckExact(obj)) {
-        return consume_to_tensor(obj, NULL, NULL);
+        return consume_to_tensor(obj);
     }
     return PyObject_CallOneArg(from_hurray_py, obj);
 }
@@ -411,7 +417,8 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
  * keyword, too many positionals -- which the Python half then parses and
  * refuses with its own message. */
 static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                     const char *const *names, int npos, int n, PyObject **out)
+                     const char *const *names, PyObject **interned, int npos, int n,
+                     PyObject **out)
 {
     for (int i = 0; i < n; i++) {
         out[i] = NULL;
@@ -425,9 +432,17 @@ static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        /* Keyword names from a call site are interned: try identity first,
+         * which saves a string comparison per name per call. */
         int j = 0;
-        while (j < n && PyUnicode_CompareWithASCIIString(name, names[j]) != 0) {
+        while (j < n && name != interned[j]) {
             j++;
+        }
+        if (j == n) {
+            j = 0;
+            while (j < n && PyUnicode_CompareWithASCIIString(name, names[j]) != 0) {
+                j++;
+            }
         }
         if (j == n || out[j] != NULL) {
             return -1;
@@ -501,15 +516,9 @@ static PyObject *plain_view(PyObject *self)
         Py_TYPE(descriptor) != descriptor_type || !PyTuple_CheckExact(spans)) {
         return NULL;
     }
-    PyObject *handle = SLOT(descriptor, slot.handle);
-    PyObject *address = SLOT(descriptor, slot.address);
-    if (handle == NULL || handle == Py_None || address == NULL || address == Py_None) {
-        return NULL; /* closed: the Python path says so */
-    }
-    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
+    const HurrayDescriptor *desc = c_descriptor(descriptor);
     if (desc == NULL) {
-        PyErr_Clear();
-        return NULL;
+        return NULL; /* closed: the Python path says so */
     }
     uint32_t dtype = 0, rank = 0, byte_order = 0, packing = 0;
     uint32_t scheme = 0, granularity = 0, axis = 0, ggml = 0, layout = 0, part_dtype = 0;
@@ -545,8 +554,8 @@ static PyObject *plain_view(PyObject *self)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    unsigned long long base_address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
-    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    unsigned long long base_address = as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
     if (PyErr_Occurred()) {
         PyErr_Clear();
         return NULL;
@@ -616,7 +625,7 @@ static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf
     static const char *const names[] = {"dtype", "copy"};
     PyObject *given[2];
     if (Py_TYPE(self) == tensor_type &&
-        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, 2, 2, given) == 0 &&
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, array_names, 2, 2, given) == 0 &&
         given[0] == Py_None && (given[1] == Py_None || given[1] == Py_False)) {
         PyObject *view = plain_view(self);
         if (view != NULL || PyErr_Occurred()) {
@@ -680,8 +689,8 @@ static PyObject *plain_buffer(PyObject *self, PyObject *index)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
-    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    unsigned long long address = as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
     if (PyErr_Occurred() || nbytes == 0 || address == 0 || nbytes > (unsigned long long)NPY_MAX_INTP) {
         PyErr_Clear();
         return NULL; /* numpy would allocate for a NULL or empty span */
@@ -744,18 +753,13 @@ static PyObject *core_tensor_from_spans(PyObject *module, PyObject *const *args,
         return NULL;
     }
     PyObject *descriptor = args[0], *spans = args[1];
-    PyObject *handle = SLOT(descriptor, slot.handle);
-    PyObject *address = SLOT(descriptor, slot.address);
     int readonly = PyObject_IsTrue(args[3]);
     if (readonly < 0) {
         return NULL;
     }
-    if (handle == NULL || handle == Py_None || address == NULL || address == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "the descriptor is closed");
-        return NULL;
-    }
-    const HurrayDescriptor *desc = PyLong_AsVoidPtr(address);
+    const HurrayDescriptor *desc = c_descriptor(descriptor);
     if (desc == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the descriptor is closed");
         return NULL;
     }
     HurrayBufferList *list = NULL;
@@ -767,8 +771,8 @@ static PyObject *core_tensor_from_spans(PyObject *module, PyObject *const *args,
             PyErr_SetString(PyExc_TypeError, "a span is an (address, nbytes) pair");
             return NULL;
         }
-        unsigned long long data = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
-        unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+        unsigned long long data = as_u64(PyTuple_GET_ITEM(span, 0));
+        unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
         if (PyErr_Occurred()) {
             hurray_buffer_list_destroy(&list);
             return NULL;
@@ -827,9 +831,15 @@ static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    PyObject *data = PyNumber_Add(PyTuple_GET_ITEM(span, 0), PyTuple_GET_ITEM(plan, 8));
-    if (data == NULL) {
+    unsigned long long base = as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long offset = as_u64(PyTuple_GET_ITEM(plan, 8));
+    unsigned long long sum;
+    if (PyErr_Occurred() || __builtin_add_overflow(base, offset, &sum)) {
         PyErr_Clear();
+        return NULL;
+    }
+    PyObject *data = PyLong_FromUnsignedLongLong(sum);
+    if (data == NULL) {
         return NULL;
     }
     PyObject *args[8] = {self, data, PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
@@ -858,7 +868,7 @@ static PyObject *core_dlpack(PyObject *self, PyObject *const *args, size_t nargs
     static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
     PyObject *given[4];
     if (Py_TYPE(self) == tensor_type &&
-        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, 1, 4, given) == 0 &&
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, dlpack_names, 1, 4, given) == 0 &&
         given[0] == Py_None && (given[3] == Py_None || given[3] == Py_False) &&
         (given[2] == Py_None || PyObject_RichCompareBool(given[2], cpu_device, Py_EQ) == 1)) {
         PyObject *capsule = plain_dlpack(self, given[1]);
@@ -938,20 +948,20 @@ static int offset_of(PyTypeObject *type, const char *name, Py_ssize_t *out)
 }
 
 PyDoc_STRVAR(setup_doc,
-"setup(Tensor, Descriptor, numpy_codes, numpy_dtypes, from_numpy, array, cast, ctype, /)\n"
+"setup(Tensor, Descriptor, numpy_codes, numpy_dtypes, from_numpy, array, /)\n"
 "\n"
 "Called once by hurray.tensor: the classes whose slots this module fills,\n"
 "the two lookup tables the Python side fills as it meets dtypes, the\n"
-"Python implementations everything else goes to, and cffi's cast with the\n"
-"HurrayDescriptor * type. Returns Tensor.__array__ in C.");
+"Python implementations everything else goes to. Returns Tensor.__array__\n"
+"in C.");
 
 static PyObject *core_setup(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *tensor, *descriptor, *codes, *dtypes, *from_numpy, *array, *cast, *ctype;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOO:setup", &PyType_Type, &tensor, &PyType_Type,
+    PyObject *tensor, *descriptor, *codes, *dtypes, *from_numpy, *array;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO:setup", &PyType_Type, &tensor, &PyType_Type,
                           &descriptor, &PyDict_Type, &codes, &PyDict_Type, &dtypes, &from_numpy,
-                          &array, &cast, &ctype)) {
+                          &array)) {
         return NULL;
     }
     PyTypeObject *t = (PyTypeObject *)tensor, *d = (PyTypeObject *)descriptor;
@@ -970,31 +980,34 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
     Py_XSETREF(numpy_dtypes, Py_NewRef(dtypes));
     Py_XSETREF(from_numpy_py, Py_NewRef(from_numpy));
     Py_XSETREF(array_py, Py_NewRef(array));
-    Py_XSETREF(ffi_cast, Py_NewRef(cast));
-    Py_XSETREF(descriptor_ctype, Py_NewRef(ctype));
     return PyDescr_NewMethod(tensor_type, &array_method);
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-"setup_protocol(from_hurray, export, consume, descriptors, /)\n"
+"setup_protocol(from_hurray, consume, descriptors, /)\n"
 "\n"
 "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-"the capsule functions of hurray._protocol, and the descriptor cache.");
+"hurray._protocol.consume, and the descriptor cache; hurray._protocol's C\n"
+"API (the Holder of a Tensor's exchange, ADR-048) is imported here.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *from_hurray, *export, *consume, *cache;
+    PyObject *from_hurray, *consume, *cache;
     if (tensor_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOO!:setup_protocol", &from_hurray, &export, &consume,
-                          &PyDict_Type, &cache)) {
+    if (!PyArg_ParseTuple(args, "OOO!:setup_protocol", &from_hurray, &consume, &PyDict_Type,
+                          &cache)) {
         return NULL;
     }
+    const HurrayProtocolApi *api = PyCapsule_Import(HURRAY_PROTOCOL_API, 0);
+    if (api == NULL) {
+        return NULL;
+    }
+    protocol_api = api;
     Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
-    Py_XSETREF(export_fn, Py_NewRef(export));
     Py_XSETREF(consume_fn, Py_NewRef(consume));
     Py_XSETREF(descriptors, Py_NewRef(cache));
     Py_RETURN_NONE;
@@ -1043,8 +1056,25 @@ static struct PyModuleDef core_module = {
     .m_methods = core_methods,
 };
 
+/* Interns each of names into out; 0, or -1 with an error set. */
+static int intern_names(const char *const *names, int n, PyObject **out)
+{
+    for (int i = 0; i < n; i++) {
+        if (out[i] == NULL && (out[i] = PyUnicode_InternFromString(names[i])) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__core(void)
 {
+    static const char *const array_keys[] = {"dtype", "copy"};
+    static const char *const dlpack_keys[] = {"stream", "max_version", "dl_device", "copy"};
+    if (intern_names(array_keys, 2, array_names) < 0 ||
+        intern_names(dlpack_keys, 4, dlpack_names) < 0) {
+        return NULL;
+    }
     import_array();
     if (PyType_Ready(&ViewBaseType) < 0) {
         return NULL;

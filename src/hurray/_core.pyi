@@ -22,13 +22,10 @@ def setup(
     numpy_dtypes: dict[int, Any],
     from_numpy: Callable[..., Any],
     array: Callable[..., Any],
-    cast: Callable[..., Any],
-    ctype: Any,
     /,
 ) -> Callable[..., Any]: ...
 def setup_protocol(
-    from_hurray: Callable[..., Any], export: Callable[..., Any], consume: Callable[..., Any],
-    descriptors: dict[bytes, Any], /,
+    from_hurray: Callable[..., Any], consume: Callable[..., Any], descriptors: dict[bytes, Any], /,
 ) -> None: ...
 def setup_dlpack(
     dlpack: Callable[..., Any], export: Callable[..., Any], plans: dict[bytes, Any],

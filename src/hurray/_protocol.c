@@ -13,7 +13,9 @@
  * it (decision 3); lists are destroyed before contexts (decision 4).
  */
 #include "_pyruntime.h"
+#include "_protocol_api.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,12 +58,18 @@ static PyObject *raise_status(HurrayStatus status, const char *doing)
 
 /* ---- Holder: the consumer's ownership of a list and a context ---------- */
 
+/* A Holder either took a capsule's list and context (consume), or, for the
+ * exchange of one of this package's Tensors, holds owner_refs references to
+ * owner in their place (hold, ADR-048): the same references the handles
+ * would hold, dropped the same way. */
 typedef struct {
     PyObject_HEAD
     HurrayBufferList *list;
     HurrayTensorContext *ctx;
     uint64_t buffer_count;
     PyObject *weakrefs;
+    PyObject *owner;
+    uint64_t owner_refs;
 } Holder;
 
 static void holder_dealloc(Holder *self)
@@ -73,6 +81,10 @@ static void holder_dealloc(Holder *self)
      * nothing here can run twice. */
     hurray_buffer_list_destroy(&self->list);
     hurray_tensor_context_destroy(&self->ctx);
+    /* The handles' references, as if each were freed (a dealloc holds the GIL). */
+    uint64_t refs = self->owner_refs;
+    self->owner_refs = 0;
+    hurray__py_owner_release_n(self->owner, refs);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -87,7 +99,9 @@ static PyTypeObject HolderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "hurray._protocol.Holder",
     .tp_doc = PyDoc_STR("Owns the buffer list and tensor context taken from a consumed "
-                        "capsule; frees both, list first, when it dies."),
+                        "capsule, and frees both, list first, when it dies; or, for a "
+                        "Tensor exchanged without a capsule, the owner references their "
+                        "handles would hold (ADR-048)."),
     .tp_basicsize = sizeof(Holder),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)holder_dealloc,
@@ -114,6 +128,18 @@ static void capsule_destructor(PyObject *capsule)
     hurray__py_restore_error(saved);
 }
 
+/* PyLong_AsUnsignedLongLong, which on CPython 3.11 goes through a byte
+ * array for any int above 2**30 (every address); unsigned long is as wide
+ * where it is 64 bits. */
+static unsigned long long as_u64(PyObject *v)
+{
+#if ULONG_MAX >= UINT64_MAX
+    return PyLong_AsUnsignedLong(v);
+#else
+    return PyLong_AsUnsignedLongLong(v);
+#endif
+}
+
 /* Reads one (address, nbytes) span. */
 static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t *out_len)
 {
@@ -122,11 +148,11 @@ static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t 
                     "span %zd must be an (address, nbytes) tuple, not %R", index, span);
         return -1;
     }
-    unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 0));
+    unsigned long long address = as_u64(PyTuple_GET_ITEM(span, 0));
     if (address == (unsigned long long)-1 && PyErr_Occurred()) {
         goto bad_number;
     }
-    unsigned long long nbytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(span, 1));
+    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
     if (nbytes == (unsigned long long)-1 && PyErr_Occurred()) {
         goto bad_number;
     }
@@ -192,6 +218,22 @@ fail:
     return NULL;
 }
 
+/* The context over descriptor (bytes), holding its own owner reference. */
+static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
+{
+    HurrayTensorContext *ctx = NULL;
+    Py_INCREF(owner);
+    HurrayStatus status = hurray_tensor_context_new(
+        HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
+        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, hurray__py_owner_release, &ctx);
+    if (status != HURRAY_OK) {
+        Py_DECREF(owner); /* the context never took it */
+        raise_status(status, "making the tensor context");
+        return NULL;
+    }
+    return ctx;
+}
+
 PyDoc_STRVAR(export_doc,
 "export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
 "\n"
@@ -220,15 +262,10 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
     if (list == NULL) {
         return NULL;
     }
-    HurrayTensorContext *ctx = NULL;
-    Py_INCREF(owner);
-    HurrayStatus status = hurray_tensor_context_new(
-        HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
-        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, hurray__py_owner_release, &ctx);
-    if (status != HURRAY_OK) {
-        Py_DECREF(owner); /* the context never took it */
+    HurrayTensorContext *ctx = make_context(descriptor, owner);
+    if (ctx == NULL) {
         hurray_buffer_list_destroy(&list);
-        return raise_status(status, "making the tensor context");
+        return NULL;
     }
     PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
     if (capsule == NULL) {
@@ -452,6 +489,8 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     holder->ctx = NULL;
     holder->buffer_count = 0;
     holder->weakrefs = NULL;
+    holder->owner = NULL;
+    holder->owner_refs = 0;
 
     CheckedCapsule checked;
     if (check_capsule(capsule, &checked) < 0) {
@@ -509,6 +548,34 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     return result;
 }
 
+/* ---- the exchange of a Tensor, without a capsule (ADR-048) ------------- */
+
+/* HurrayProtocolApi.hold (_protocol_api.h). export() followed at once by
+ * consume() would make a list, a handle per buffer and a context, decode
+ * the descriptor the producer already holds checked, prove spans the
+ * producer's constructor already proved, and hand the handles to a Holder
+ * that nothing ever asks for them: what is left of all that is who holds
+ * which references, and that is what this Holder keeps. */
+static PyObject *hold(PyObject *owner, uint64_t buffer_count)
+{
+    Holder *holder = PyObject_New(Holder, &HolderType);
+    if (holder == NULL) {
+        return NULL;
+    }
+    holder->list = NULL;
+    holder->ctx = NULL;
+    holder->buffer_count = buffer_count;
+    holder->weakrefs = NULL;
+    holder->owner = owner;
+    holder->owner_refs = buffer_count + 1; /* one per buffer, one for the context */
+    for (uint64_t i = 0; i < holder->owner_refs; i++) {
+        Py_INCREF(owner);
+    }
+    return (PyObject *)holder;
+}
+
+static HurrayProtocolApi protocol_api = {.hold = hold};
+
 /* ---- module ------------------------------------------------------------ */
 
 static PyMethodDef protocol_methods[] = {
@@ -543,6 +610,12 @@ PyMODINIT_FUNC PyInit__protocol(void)
         return NULL;
     }
     if (hurray__py_add_capsule_type(module) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyObject *api = PyCapsule_New(&protocol_api, HURRAY_PROTOCOL_API, NULL);
+    if (api == NULL || PyModule_AddObject(module, "_C_API", api) < 0) {
+        Py_XDECREF(api);
         Py_DECREF(module);
         return NULL;
     }

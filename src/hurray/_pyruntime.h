@@ -14,6 +14,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+
 #if defined(__GNUC__)
 #define HURRAY__PY_INTERNAL __attribute__((visibility("hidden")))
 #else
@@ -43,6 +45,11 @@ HURRAY__PY_INTERNAL int hurray__py_exiting(void);
  * interpreter is exiting leaks the reference instead (counted). The
  * release callback of every handle and capsule these extensions make. */
 HURRAY__PY_INTERNAL void hurray__py_owner_release(void *owner);
+
+/* Drops n strong references to owner (a PyObject *, or NULL) at once, as n
+ * calls of hurray__py_owner_release would, counted the same way; for a
+ * caller that holds the GIL (a deallocator). ADR-048. */
+HURRAY__PY_INTERNAL void hurray__py_owner_release_n(void *owner, uint64_t n);
 
 /* _owner_counters() -> (released, leaked), as a METH_NOARGS method: how
  * many references hurray__py_owner_release dropped and leaked in this

@@ -119,7 +119,10 @@ class Descriptor:
 
     # _box: None when _handle frees itself (ffi.gc); else the object that
     # owns the C descriptor (a consumer's capsule, see _adopt_handed).
-    # _address: the C descriptor's address as an int, for hurray._core.
+    # _address: the C descriptor's address as an int, for hurray._core;
+    # None once closed. _handle: the cffi pointer, or None until first asked
+    # for when hurray._core made the Descriptor (a cffi cast costs as much
+    # as the rest of from_numpy, and most tensors never need one).
     __slots__ = ("_handle", "_bytes", "_fields", "_box", "_address", "__weakref__")
     _handle: Any
     _bytes: Optional[bytes]
@@ -283,13 +286,16 @@ class Descriptor:
     @property
     def handle(self) -> Any:
         """The borrowed ``HurrayDescriptor *`` (cffi pointer); valid until close()."""
-        if self._handle is None:
-            raise InvalidArgumentError("the descriptor is closed")
-        return self._handle
+        handle = self._handle
+        if handle is None:
+            if self._address is None:
+                raise InvalidArgumentError("the descriptor is closed")
+            handle = self._handle = ffi.cast("HurrayDescriptor *", self._address)
+        return handle
 
     def close(self) -> None:
         """Free the C descriptor now. Fields and encoding stay readable; close twice is fine."""
-        if self._handle is None:
+        if self._address is None:
             return
         self._read_fields()
         self.encode()

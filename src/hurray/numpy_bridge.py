@@ -15,7 +15,7 @@ from . import dtypes as _dtypes
 from . import packing as _packing
 from . import tensor as _tensor
 from ._checks import check_spans, reach
-from ._ffi import ffi, lib
+from ._ffi import lib
 from .descriptor import Descriptor
 from .errors import InvalidArgumentError, UnsupportedError
 from .tensor import Tensor
@@ -102,8 +102,6 @@ Tensor.__array__ = _core.setup(  # type: ignore[method-assign]
     _tensor.NUMPY_DTYPES,
     _from_numpy,
     _array_py,
-    ffi.cast,
-    ffi.typeof("HurrayDescriptor *"),
 )
 from_numpy = _core.from_numpy
 _descriptor_module._decode_in_c = _core.decode  # Descriptor.decode of bytes, in C

@@ -137,8 +137,9 @@ def _keep(descriptor: Descriptor) -> Descriptor:
     return descriptor
 
 
-# The hot path in C (ADR-046): a plain writable Tensor or a capsule goes
-# through hurray._core with no Python frame; everything else, and every
-# refusal, is _from_hurray's. Both keep decoded descriptors in _descriptors.
-_core.setup_protocol(_from_hurray, _export, _consume, _descriptors)
+# The hot path in C (ADR-046): a plain writable Tensor (exchanged without a
+# capsule, ADR-048) or a capsule goes through hurray._core with no Python
+# frame; everything else, and every refusal, is _from_hurray's. Both keep
+# the descriptors they decode in _descriptors.
+_core.setup_protocol(_from_hurray, _consume, _descriptors)
 from_hurray = _core.from_hurray

@@ -1,0 +1,30 @@
+/*
+ * _protocol_api.h -- what hurray._protocol offers hurray._core in C, through
+ * a capsule (the CPython way for one extension to call another).
+ *
+ * hurray._core imports it once (PyCapsule_Import of HURRAY_PROTOCOL_API),
+ * in setup_protocol, after hurray._protocol has loaded.
+ */
+#ifndef HURRAY_PROTOCOL_API_H
+#define HURRAY_PROTOCOL_API_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#define HURRAY_PROTOCOL_API "hurray._protocol._C_API"
+
+typedef struct HurrayProtocolApi {
+    /* The exchange of a Tensor this package made, which needs no capsule
+     * (ADR-048): a new hurray._protocol.Holder taking the buffer_count + 1
+     * references to owner that export()'s buffer handles and context would
+     * hold (D-NB2, decision 2), and dropping each once, through
+     * hurray__py_owner_release, when it dies. No C handle is made: nothing
+     * outside this process's Python side could reach one. Returns the
+     * Holder (new reference), or NULL with MemoryError set and no reference
+     * taken. */
+    PyObject *(*hold)(PyObject *owner, uint64_t buffer_count);
+} HurrayProtocolApi;
+
+#endif /* HURRAY_PROTOCOL_API_H */
