@@ -43,6 +43,18 @@ class _ArrowProducer:
         return self._array.__arrow_c_array__(requested_schema)
 
 
+class _CapsuleProducer:
+    """Hands out a Tensor's capsule as any other producer would: from_hurray
+    then takes the capsule route (decode, check, one handle per buffer),
+    not the shortcut for the package's own tensors (ADR-048)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __hurray__(self):
+        return self._tensor.__hurray__()
+
+
 # The names of the rows the targets compare (float32 4x4 unless stated).
 BASELINE = "np.from_dlpack(a)"
 END_TO_END = "end to end: np.asarray(hurray.from_hurray(hurray.from_numpy(a)))"
@@ -53,6 +65,9 @@ VIEW = "np.asarray(t)"
 LAZY = "lazy hurray.from_hurray(t) alone (no view made yet)"
 PLAIN_64 = "exchange, 1 buffer: hurray.from_hurray(float32 64x64)"
 QUANTIZED_64 = "exchange, 3 buffers: hurray.from_hurray(affine int8 64x64)"
+CAPSULE_CONSUMER = "consumer through a capsule: np.asarray(hurray.from_hurray(producer))"
+CAPSULE_PLAIN_64 = "exchange through a capsule, 1 buffer: hurray.from_hurray(producer of float32 64x64)"
+CAPSULE_QUANTIZED_64 = "exchange through a capsule, 3 buffers: hurray.from_hurray(producer of affine int8 64x64)"
 
 
 def python_cases():
@@ -92,6 +107,13 @@ def python_cases():
     cases[QUANTIZED_64] = lambda: hurray.from_hurray(quantized)
     plain = hurray.from_numpy(weights)
     cases[PLAIN_64] = lambda: hurray.from_hurray(plain)
+    # The same exchanges from a producer that is not one of the package's
+    # tensors: what a capsule from another library or language costs.
+    foreign = _CapsuleProducer(t)
+    cases[CAPSULE_CONSUMER] = lambda: np.asarray(hurray.from_hurray(foreign))
+    foreign_plain, foreign_quantized = _CapsuleProducer(plain), _CapsuleProducer(quantized)
+    cases[CAPSULE_PLAIN_64] = lambda: hurray.from_hurray(foreign_plain)
+    cases[CAPSULE_QUANTIZED_64] = lambda: hurray.from_hurray(foreign_quantized)
     from hurray._ffi import ffi, lib
 
     cases["cffi: hurray_c_abi_version()"] = lib.hurray_c_abi_version
