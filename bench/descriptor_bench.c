@@ -92,17 +92,16 @@ static int encode_example(uint8_t *out, uint64_t cap, uint64_t *len, enum exampl
     uint64_t shape[2] = {1024, 1024};
     static const uint32_t dtypes[] = {HURRAY_DTYPE_FLOAT32, HURRAY_DTYPE_INT8, HURRAY_DTYPE_UINT8};
     HurrayDescriptor *d = NULL;
-    if (hurray_descriptor_new(dtypes[kind], 2, shape, &d))
+    if (hurray_descriptor_new(dtypes[kind], 2, shape, &d)) return 1;
+    if (kind == AFFINE &&
+        (hurray_descriptor_set_quantization(d, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS, 0,
+                                            0, 0) ||
+         hurray_descriptor_set_part(d, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT32, 1, 0, 0) ||
+         hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 2, 0, 0)))
         return 1;
-    if (kind == AFFINE
-        && (hurray_descriptor_set_quantization(d, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
-                                               0, 0, 0)
-            || hurray_descriptor_set_part(d, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT32, 1, 0, 0)
-            || hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 2, 0, 0)))
-        return 1;
-    if (kind == GGML
-        && hurray_descriptor_set_quantization(d, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE, 0, 0,
-                                              HURRAY_GGML_Q4_0))
+    if (kind == GGML &&
+        hurray_descriptor_set_quantization(d, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE, 0, 0,
+                                           HURRAY_GGML_Q4_0))
         return 1;
     HurrayStatus s = hurray_descriptor_encode(d, out, cap, len);
     hurray_descriptor_destroy(&d);
@@ -128,12 +127,10 @@ static double encode_ns(const uint8_t *bytes, uint64_t len, long n)
     HurrayDescriptor *d = NULL;
     uint8_t out[HURRAY_MAX_DESCRIPTOR_LEN];
     uint64_t out_len = 0;
-    if (hurray_descriptor_decode(bytes, len, &d) != HURRAY_OK)
-        exit(1);
+    if (hurray_descriptor_decode(bytes, len, &d) != HURRAY_OK) exit(1);
     double t0 = now_ns();
     for (long i = 0; i < n; i++) {
-        if (hurray_descriptor_encode(d, out, sizeof out, &out_len) != HURRAY_OK)
-            exit(1);
+        if (hurray_descriptor_encode(d, out, sizeof out, &out_len) != HURRAY_OK) exit(1);
         sink += out[7];
     }
     double t = (now_ns() - t0) / (double)n;
@@ -153,9 +150,9 @@ int main(void)
         return 1;
     }
     enum { BASE, DECODE_PLAIN, DECODE_QUANT, DECODE_GGML, ENCODE_PLAIN, ENCODE_QUANT, CASES };
-    static const char *const names[CASES] = {"dlmanaged_tensor_baseline", "decode_destroy_plain",
-                                             "decode_destroy_quantized", "decode_destroy_ggml_q4_0",
-                                             "encode_plain", "encode_quantized"};
+    static const char *const names[CASES] = {
+        "dlmanaged_tensor_baseline", "decode_destroy_plain", "decode_destroy_quantized",
+        "decode_destroy_ggml_q4_0",  "encode_plain",         "encode_quantized"};
     double best[CASES];
     for (int c = 0; c < CASES; c++) {
         best[c] = 1e30;

@@ -47,14 +47,13 @@
 
 typedef __int128 wide;
 
-#define REQUIRE(cond, ...)                                      \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            fprintf(stderr, "descriptor_fuzz: " __VA_ARGS__);   \
-            fprintf(stderr, " [last error: %s]\n",              \
-                    hurray_last_error_message());               \
-            abort();                                            \
-        }                                                       \
+#define REQUIRE(cond, ...)                                                       \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "descriptor_fuzz: " __VA_ARGS__);                    \
+            fprintf(stderr, " [last error: %s]\n", hurray_last_error_message()); \
+            abort();                                                             \
+        }                                                                        \
     } while (0)
 
 /* Property 5 reads the library's internal header (-Inative/src). */
@@ -70,14 +69,38 @@ typedef __int128 wide;
 static int ggml_block(uint32_t type, uint64_t *elements, uint64_t *bytes)
 {
     switch (type) {
-    case HURRAY_GGML_Q4_0: *elements = 32; *bytes = 18; return 1;
-    case HURRAY_GGML_Q4_1: *elements = 32; *bytes = 20; return 1;
-    case HURRAY_GGML_Q5_0: *elements = 32; *bytes = 22; return 1;
-    case HURRAY_GGML_Q5_1: *elements = 32; *bytes = 24; return 1;
-    case HURRAY_GGML_Q8_0: *elements = 32; *bytes = 34; return 1;
-    case HURRAY_GGML_Q4_K: *elements = 256; *bytes = 144; return 1;
-    case HURRAY_GGML_Q6_K: *elements = 256; *bytes = 210; return 1;
-    case HURRAY_GGML_MXFP4: *elements = 32; *bytes = 17; return 1;
+    case HURRAY_GGML_Q4_0:
+        *elements = 32;
+        *bytes = 18;
+        return 1;
+    case HURRAY_GGML_Q4_1:
+        *elements = 32;
+        *bytes = 20;
+        return 1;
+    case HURRAY_GGML_Q5_0:
+        *elements = 32;
+        *bytes = 22;
+        return 1;
+    case HURRAY_GGML_Q5_1:
+        *elements = 32;
+        *bytes = 24;
+        return 1;
+    case HURRAY_GGML_Q8_0:
+        *elements = 32;
+        *bytes = 34;
+        return 1;
+    case HURRAY_GGML_Q4_K:
+        *elements = 256;
+        *bytes = 144;
+        return 1;
+    case HURRAY_GGML_Q6_K:
+        *elements = 256;
+        *bytes = 210;
+        return 1;
+    case HURRAY_GGML_MXFP4:
+        *elements = 32;
+        *bytes = 17;
+        return 1;
     default: return 0;
     }
 }
@@ -422,8 +445,8 @@ static void check_context_header(const uint8_t *data, size_t len)
     uint32_t magic, version, out = 0;
     memcpy(&magic, header, 4);
     memcpy(&version, header + 4, 4);
-    HurrayStatus s =
-        hurray_tensor_context_abi_version((const HurrayTensorContext *)(void *)header, &out);
+    HurrayStatus s = hurray_tensor_context_abi_version((const HurrayTensorContext *)(void *)header,
+                                                       &out);
     if (magic != HURRAY_TENSOR_CONTEXT_MAGIC) {
         REQUIRE(s == HURRAY_ERROR_NOT_A_CONTEXT, "no magic, yet status %d", s);
     } else {
@@ -481,9 +504,10 @@ static void check_quick_acceptance(const uint8_t *data, size_t size)
             continue;
         }
         desc->part_mask |= (uint8_t)HURRAY__ROLE_BIT(role);
-        desc->parts[role - 1] = (HurrayDescriptorPart){
-            .dtype = p[1], .layout = p[2], .buffer_index = get_le(p + 4, 4),
-            .byte_offset = get_le(p + 8, 8)};
+        desc->parts[role - 1] = (HurrayDescriptorPart){.dtype = p[1],
+                                                       .layout = p[2],
+                                                       .buffer_index = get_le(p + 4, 4),
+                                                       .byte_offset = get_le(p + 8, 8)};
     }
     AcceptTally tally = {0, 0, 0};
     accept_compare(desc, &tally);
@@ -624,7 +648,8 @@ static void put_le(uint8_t *p, uint64_t v, int n)
     }
 }
 
-static const uint64_t fuzz_dims[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 64, 127, 128, 129, 256};
+static const uint64_t fuzz_dims[] = {0,  1,  2,  3,  4,   5,   7,   8,  16,
+                                     31, 32, 33, 64, 127, 128, 129, 256};
 
 static uint8_t relaid[4096];
 
@@ -702,8 +727,7 @@ static size_t relay(uint8_t *data, size_t size, size_t max_size, uint64_t *rng)
         }
         break;
     }
-    default:
-        break;
+    default: break;
     }
 
     if (pick(rng, 4) != 0) {

@@ -31,13 +31,12 @@
 
 #include "hurray_io.h"
 
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "io_fuzz: property broken: %s (%s:%d)\n", #cond,   \
-                    __FILE__, __LINE__);                                       \
-            abort();                                                           \
-        }                                                                      \
+#define REQUIRE(cond)                                                                             \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "io_fuzz: property broken: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+            abort();                                                                              \
+        }                                                                                         \
     } while (0)
 
 static volatile uint8_t sink;

@@ -45,20 +45,20 @@ extern "C" {
 
 typedef enum HurrayStatus {
     HURRAY_OK = 0,
-    HURRAY_ERROR_NULL_ARGUMENT = 1,     /* a required pointer was NULL */
-    HURRAY_ERROR_INVALID_ARGUMENT = 2,  /* a value outside its documented domain */
-    HURRAY_ERROR_OUT_OF_RANGE = 3,      /* an index past the end */
-    HURRAY_ERROR_OVERFLOW = 4,          /* size arithmetic does not fit 64 bits */
-    HURRAY_ERROR_NO_MEMORY = 5,         /* an allocation failed */
-    HURRAY_ERROR_NOT_A_CONTEXT = 6,     /* the pointer lacks the context magic */
-    HURRAY_ERROR_ABI_VERSION = 7,       /* an ABI version this build cannot serve */
-    HURRAY_ERROR_INVALID_DESCRIPTOR = 8,/* descriptor bytes or fields are malformed */
-    HURRAY_ERROR_UNSUPPORTED = 9,       /* a well-formed code this build does not know */
-    HURRAY_ERROR_BUFFER_TOO_SMALL = 10, /* a layout reaches past its buffer */
-    HURRAY_ERROR_NOT_FOUND = 11,        /* a role, name or key that is not there */
-    HURRAY_ERROR_IO = 12,               /* the operating system refused a read, write or open */
-    HURRAY_ERROR_CORRUPT = 13,          /* a file or frame is malformed or truncated (layer 5) */
-    HURRAY_ERROR_CHECKSUM = 14          /* stored bytes do not match their checksum (layer 5) */
+    HURRAY_ERROR_NULL_ARGUMENT = 1,      /* a required pointer was NULL */
+    HURRAY_ERROR_INVALID_ARGUMENT = 2,   /* a value outside its documented domain */
+    HURRAY_ERROR_OUT_OF_RANGE = 3,       /* an index past the end */
+    HURRAY_ERROR_OVERFLOW = 4,           /* size arithmetic does not fit 64 bits */
+    HURRAY_ERROR_NO_MEMORY = 5,          /* an allocation failed */
+    HURRAY_ERROR_NOT_A_CONTEXT = 6,      /* the pointer lacks the context magic */
+    HURRAY_ERROR_ABI_VERSION = 7,        /* an ABI version this build cannot serve */
+    HURRAY_ERROR_INVALID_DESCRIPTOR = 8, /* descriptor bytes or fields are malformed */
+    HURRAY_ERROR_UNSUPPORTED = 9,        /* a well-formed code this build does not know */
+    HURRAY_ERROR_BUFFER_TOO_SMALL = 10,  /* a layout reaches past its buffer */
+    HURRAY_ERROR_NOT_FOUND = 11,         /* a role, name or key that is not there */
+    HURRAY_ERROR_IO = 12,                /* the operating system refused a read, write or open */
+    HURRAY_ERROR_CORRUPT = 13,           /* a file or frame is malformed or truncated (layer 5) */
+    HURRAY_ERROR_CHECKSUM = 14           /* stored bytes do not match their checksum (layer 5) */
 } HurrayStatus;
 
 /* Layer 1: element types. Codes are stable and never reused. */
@@ -82,7 +82,7 @@ typedef enum HurrayDtype {
     HURRAY_DTYPE_FLOAT32 = 17,
     HURRAY_DTYPE_FLOAT64 = 18,
     HURRAY_DTYPE_BFLOAT16 = 19,
-    HURRAY_DTYPE_COMPLEX32 = 20,   /* two float16 */
+    HURRAY_DTYPE_COMPLEX32 = 20, /* two float16 */
     HURRAY_DTYPE_COMPLEX64 = 21,
     HURRAY_DTYPE_COMPLEX128 = 22,
     HURRAY_DTYPE_FLOAT8_E3M4 = 23,
@@ -96,7 +96,7 @@ typedef enum HurrayDtype {
     HURRAY_DTYPE_FLOAT6_E2M3FN = 31,
     HURRAY_DTYPE_FLOAT6_E3M2FN = 32,
     HURRAY_DTYPE_FLOAT4_E2M1FN = 33,
-    HURRAY_DTYPE_BCOMPLEX32 = 34   /* two bfloat16 */
+    HURRAY_DTYPE_BCOMPLEX32 = 34 /* two bfloat16 */
 } HurrayDtype;
 
 /* Layer 2: byte order of multi-byte elements. */
@@ -109,25 +109,25 @@ typedef enum HurrayByteOrder {
  * more use HURRAY_PACKING_NONE and no other. */
 typedef enum HurrayPacking {
     HURRAY_PACKING_NONE = 0,
-    HURRAY_PACKING_PADDED = 1,     /* one element per byte, value in the low bits */
-    HURRAY_PACKING_LSB_FIRST = 2,  /* element 0 in the lowest bits of byte 0 */
-    HURRAY_PACKING_GGML_SPLIT = 3  /* 4-bit only: in each run of 32, byte j holds
-                                      element j (low nibble) and j+16 (high) */
+    HURRAY_PACKING_PADDED = 1,    /* one element per byte, value in the low bits */
+    HURRAY_PACKING_LSB_FIRST = 2, /* element 0 in the lowest bits of byte 0 */
+    HURRAY_PACKING_GGML_SPLIT = 3 /* 4-bit only: in each run of 32, byte j holds
+                                     element j (low nibble) and j+16 (high) */
 } HurrayPacking;
 
 /* Layer 3: how stored values map back to real numbers. */
 typedef enum HurrayScheme {
     HURRAY_SCHEME_NONE = 0,
-    HURRAY_SCHEME_AFFINE = 1,        /* x = (q - zero_point) * scale */
-    HURRAY_SCHEME_MICROSCALING = 2,  /* x = v * block_scale [* global_scale] */
-    HURRAY_SCHEME_GGML = 3           /* values hold interleaved GGML block structs */
+    HURRAY_SCHEME_AFFINE = 1,       /* x = (q - zero_point) * scale */
+    HURRAY_SCHEME_MICROSCALING = 2, /* x = v * block_scale [* global_scale] */
+    HURRAY_SCHEME_GGML = 3          /* values hold interleaved GGML block structs */
 } HurrayScheme;
 
 typedef enum HurrayGranularity {
     HURRAY_GRANULARITY_NONE = 0,
     HURRAY_GRANULARITY_PER_TENSOR = 1,
     HURRAY_GRANULARITY_PER_AXIS = 2,
-    HURRAY_GRANULARITY_PER_BLOCK = 3   /* block_size elements along axis */
+    HURRAY_GRANULARITY_PER_BLOCK = 3 /* block_size elements along axis */
 } HurrayGranularity;
 
 /* Layer 4: what a buffer holds for the tensor. */
@@ -141,7 +141,7 @@ typedef enum HurrayRole {
 /* How a parameter part (scales, zero points) is laid out in its buffer. */
 typedef enum HurrayPartLayout {
     HURRAY_PART_LAYOUT_ROW_MAJOR = 0,
-    HURRAY_PART_LAYOUT_SWIZZLED_128X4 = 1  /* cuBLAS/cuDNN block-scale tiles */
+    HURRAY_PART_LAYOUT_SWIZZLED_128X4 = 1 /* cuBLAS/cuDNN block-scale tiles */
 } HurrayPartLayout;
 
 /* GGML block formats, numbered as GGUF numbers them. */
@@ -190,8 +190,7 @@ const char *hurray_last_error_message(void);
  * release is not called and ptr is still the caller's.
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
  * Ownership: on success the buffer owns ptr and release; the caller owns *out. */
-HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len,
-                                    void (*release)(void *release_context),
+HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len, void (*release)(void *release_context),
                                     void *release_context, HurrayBuffer **out);
 /* len zeroed bytes aligned to alignment (a power of two, 1 to 4096).
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_OVERFLOW,
@@ -283,8 +282,8 @@ HurrayStatus hurray_descriptor_validate(const HurrayDescriptor *desc);
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_DESCRIPTOR,
  * HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_OUT_OF_RANGE.
  * Ownership: out is the caller's; nothing is allocated. */
-HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out,
-                                      uint64_t capacity, uint64_t *out_len);
+HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out, uint64_t capacity,
+                                      uint64_t *out_len);
 
 /* Accessors. Borrowed arrays live as long as the descriptor. */
 /* Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_NOT_FOUND.
@@ -358,10 +357,8 @@ HurrayStatus hurray_layout_swizzled_128x4_count(uint64_t rows, uint64_t cols, ui
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_ABI_VERSION,
  * HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
  * Ownership: on success the context owns owner and a copy of the bytes; the caller owns *out. */
-HurrayStatus hurray_tensor_context_new(uint32_t abi_version,
-                                       const uint8_t *descriptor_bytes,
-                                       uint64_t descriptor_len,
-                                       void *owner,
+HurrayStatus hurray_tensor_context_new(uint32_t abi_version, const uint8_t *descriptor_bytes,
+                                       uint64_t descriptor_len, void *owner,
                                        void (*owner_release)(void *owner),
                                        struct HurrayTensorContext **out);
 /* Reads the frozen header only; any context of any ABI version answers.
@@ -372,8 +369,7 @@ HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext 
 /* Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_NOT_A_CONTEXT, HURRAY_ERROR_ABI_VERSION.
  * Ownership: *out_bytes is borrowed for the context's life. */
 HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *ctx,
-                                              const uint8_t **out_bytes,
-                                              uint64_t *out_len);
+                                              const uint8_t **out_bytes, uint64_t *out_len);
 /* A pointer that is not a context this build can free (no magic, or an ABI
  * version it does not serve) is left alone: nothing is freed or released,
  * *ctx keeps its value, and the thread's message says why.

@@ -55,16 +55,15 @@ HurrayStatus hurray_io_checksum(const void *data, uint64_t len, uint64_t *out);
 HurrayStatus hurray_reader_open(const char *path, uint32_t flags, HurrayReader **out);
 HurrayStatus hurray_reader_count(const HurrayReader *reader, uint64_t *out);
 /* Borrowed: the name lives as long as the reader. Not NUL-terminated. */
-HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index,
-                                const char **out_name, uint64_t *out_len);
-HurrayStatus hurray_reader_find(const HurrayReader *reader, const char *name,
-                                uint64_t name_len, uint64_t *out_index);
+HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index, const char **out_name,
+                                uint64_t *out_len);
+HurrayStatus hurray_reader_find(const HurrayReader *reader, const char *name, uint64_t name_len,
+                                uint64_t *out_index);
 /* The same pair a capsule carries. Both are the caller's to destroy, in either
  * order, before or after the reader. Unless the reader was opened with
  * HURRAY_READ_NO_VERIFY, the tensor's checksum is verified first. */
 HurrayStatus hurray_reader_tensor(const HurrayReader *reader, uint64_t index,
-                                  HurrayTensorContext **out_context,
-                                  HurrayBufferList **out_list);
+                                  HurrayTensorContext **out_context, HurrayBufferList **out_list);
 /* Verifies tensor index's checksum now, whatever the reader's flags. */
 HurrayStatus hurray_reader_verify(const HurrayReader *reader, uint64_t index);
 /* The file-level string -> string metadata map. Borrowed, not NUL-terminated. */
@@ -77,12 +76,10 @@ void hurray_reader_destroy(HurrayReader **reader);
 /* ---- HurrayWriter: a .hurray file, written to a temporary and renamed -- */
 
 HurrayStatus hurray_writer_open(const char *path, uint32_t flags, HurrayWriter **out);
-HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
-                                        uint64_t key_len, const char *value,
-                                        uint64_t value_len);
+HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key, uint64_t key_len,
+                                        const char *value, uint64_t value_len);
 HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t name_len,
-                               const HurrayTensorContext *context,
-                               const HurrayBufferList *list);
+                               const HurrayTensorContext *context, const HurrayBufferList *list);
 /* Writes the index and trailer, fdatasyncs, renames over path, syncs the
  * directory. The file it replaced is held open until destroy (ADR-050). */
 HurrayStatus hurray_writer_finish(HurrayWriter *writer);

@@ -24,7 +24,7 @@
 /* The binary form (docs/impl/descriptor-encoding.md). */
 #define HURRAY__DESCRIPTOR_VERSION 1u
 #define HURRAY__DESCRIPTOR_HEADER_LEN 32u
-#define HURRAY__DESCRIPTOR_DIM_LEN 16u  /* one u64 dimension plus one i64 stride */
+#define HURRAY__DESCRIPTOR_DIM_LEN 16u /* one u64 dimension plus one i64 stride */
 #define HURRAY__DESCRIPTOR_PART_LEN 16u
 
 /* One role's part. Codes are bytes, as in the encoding: the setters refuse
@@ -59,8 +59,8 @@ struct HurrayDescriptor {
     /* The parts the descriptor has (HURRAY__ROLE_BIT). Only those entries
      * of parts[] are set: decode writes no others, so nothing may read them. */
     uint8_t part_mask;
-    uint32_t axis;       /* any value a setter is given; validation judges it */
-    uint32_t ggml_type;  /* HurrayGgmlType, or 0; as wide as the encoding's field */
+    uint32_t axis;      /* any value a setter is given; validation judges it */
+    uint32_t ggml_type; /* HurrayGgmlType, or 0; as wide as the encoding's field */
     uint64_t block_size;
     /* 1 once a check has proven every rule (decode, validate, or the check
      * encode and check_buffers start with), and facts holds what it found;
@@ -108,7 +108,8 @@ static inline uint32_t hurray__descriptor_part_count(const HurrayDescriptor *des
  * pointers are set, every other field is left for the caller to fill. NULL
  * when out of memory. Freed with hurray_descriptor_destroy. Inline: decode
  * calls it on every exchange. */
-static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descriptor_alloc(uint32_t rank)
+static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descriptor_alloc(
+    uint32_t rank)
 {
     /* rank <= 64: the size cannot overflow. */
     HurrayDescriptor *desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);

@@ -25,7 +25,7 @@
 
 /* Kinds as bit sets: kind codes are below 8, so one shift tests membership. */
 #define KINDS_AFFINE_VALUES (BIT(HURRAY__KIND_INT) | BIT(HURRAY__KIND_FP8))
-#define KINDS_ZERO_POINT                                                   \
+#define KINDS_ZERO_POINT                                                       \
     (BIT(HURRAY__KIND_INT) | BIT(HURRAY__KIND_FLOAT) | BIT(HURRAY__KIND_FP8) | \
      BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
 #define KINDS_MICROSCALED_VALUES \
@@ -64,8 +64,7 @@ static inline __attribute__((always_inline)) int scheme_holds(
     uint32_t mask = desc->part_mask;
     uint32_t granularity = desc->granularity;
     switch (desc->scheme) {
-    case HURRAY_SCHEME_NONE:
-        return granularity == HURRAY_GRANULARITY_NONE && mask == VALUES_ONLY;
+    case HURRAY_SCHEME_NONE: return granularity == HURRAY_GRANULARITY_NONE && mask == VALUES_ONLY;
     case HURRAY_SCHEME_AFFINE: {
         if (granularity == HURRAY_GRANULARITY_NONE || !has(desc, HURRAY_ROLE_SCALE) ||
             has(desc, HURRAY_ROLE_GLOBAL_SCALE)) {
@@ -98,8 +97,7 @@ static inline __attribute__((always_inline)) int scheme_holds(
         }
         return ok;
     }
-    default: /* GGML (see accept_ggml), or an unknown scheme */
-        return 0;
+    default: /* GGML (see accept_ggml), or an unknown scheme */ return 0;
     }
 }
 
@@ -125,23 +123,23 @@ static inline int granularity_fields_hold(const HurrayDescriptor *desc)
  * of hurray__ggml_block, the row-major test) cost the other schemes
  * nothing: accept turns GGML away at its first tests. */
 static __attribute__((noinline)) bool accept_ggml(const HurrayDescriptor *desc,
-                                                 HurrayDescriptorFacts *out)
+                                                  HurrayDescriptorFacts *out)
 {
     const HurrayDescriptorPart *values = &desc->parts[HURRAY_ROLE_VALUES - 1];
     uint64_t block_elements, block_bytes;
     if (desc->scheme != HURRAY_SCHEME_GGML || desc->part_mask != VALUES_ONLY ||
         values->dtype != HURRAY_DTYPE_UINT8 || values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR ||
-        values->buffer_index != 0 ||
-        desc->packing != HURRAY_PACKING_NONE || desc->byte_order != HURRAY_BYTE_ORDER_LITTLE ||
-        desc->granularity != HURRAY_GRANULARITY_NONE || desc->axis != 0 ||
-        desc->block_size != 0 || desc->rank > HURRAY_MAX_RANK ||
+        values->buffer_index != 0 || desc->packing != HURRAY_PACKING_NONE ||
+        desc->byte_order != HURRAY_BYTE_ORDER_LITTLE ||
+        desc->granularity != HURRAY_GRANULARITY_NONE || desc->axis != 0 || desc->block_size != 0 ||
+        desc->rank > HURRAY_MAX_RANK ||
         !hurray__ggml_block(desc->ggml_type, &block_elements, &block_bytes) ||
         !last_dimension_divides(desc, block_elements)) {
         return false;
     }
     HurrayShapeFacts shape = {0}; /* set by the walk; zeroed for the compiler's sake */
-    if (hurray__descriptor_walk_shape(desc, &shape) != HURRAY_OK || !hurray__descriptor_is_row_major(desc) ||
-        shape.element_count > HURRAY__REACH_ALWAYS_FITS) {
+    if (hurray__descriptor_walk_shape(desc, &shape) != HURRAY_OK ||
+        !hurray__descriptor_is_row_major(desc) || shape.element_count > HURRAY__REACH_ALWAYS_FITS) {
         return false;
     }
     if (out != NULL) {

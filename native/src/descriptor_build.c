@@ -72,8 +72,11 @@ HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t
     desc->scheme = HURRAY_SCHEME_NONE;
     desc->granularity = HURRAY_GRANULARITY_NONE;
     desc->part_mask = (uint8_t)HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-    desc->parts[HURRAY_ROLE_VALUES - 1] = (HurrayDescriptorPart){
-        .dtype = (uint8_t)dtype, .layout = HURRAY_PART_LAYOUT_ROW_MAJOR, .buffer_index = 0, .byte_offset = 0};
+    desc->parts[HURRAY_ROLE_VALUES - 1] =
+        (HurrayDescriptorPart){.dtype = (uint8_t)dtype,
+                               .layout = HURRAY_PART_LAYOUT_ROW_MAJOR,
+                               .buffer_index = 0,
+                               .byte_offset = 0};
     *out = desc;
     return HURRAY_OK;
 }
@@ -184,8 +187,8 @@ HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, u
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_set_part: desc is NULL");
     }
     if (role < HURRAY_ROLE_VALUES || role > HURRAY_ROLE_GLOBAL_SCALE) {
-        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "hurray_descriptor_set_part: role %u is unknown",
-                            (unsigned)role);
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                            "hurray_descriptor_set_part: role %u is unknown", (unsigned)role);
     }
     if (!hurray__dtype_is_known(dtype)) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
@@ -198,19 +201,21 @@ HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, u
                             hurray__role_name(role), (unsigned)layout);
     }
     desc->part_mask |= (uint8_t)HURRAY__ROLE_BIT(role);
-    desc->parts[role - 1] = (HurrayDescriptorPart){
-        .dtype = (uint8_t)dtype, .layout = (uint8_t)layout, .buffer_index = buffer_index, .byte_offset = byte_offset};
+    desc->parts[role - 1] = (HurrayDescriptorPart){.dtype = (uint8_t)dtype,
+                                                   .layout = (uint8_t)layout,
+                                                   .buffer_index = buffer_index,
+                                                   .byte_offset = byte_offset};
     desc->checked = 0;
     return HURRAY_OK;
 }
 
 /* ---- accessors ---- */
 
-#define REQUIRE(ptr, fn, what)                                                           \
-    do {                                                                                 \
-        if ((ptr) == NULL) {                                                             \
-            return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, fn ": " what " is NULL");    \
-        }                                                                                \
+#define REQUIRE(ptr, fn, what)                                                        \
+    do {                                                                              \
+        if ((ptr) == NULL) {                                                          \
+            return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, fn ": " what " is NULL"); \
+        }                                                                             \
     } while (0)
 
 HurrayStatus hurray_descriptor_dtype(const HurrayDescriptor *desc, uint32_t *out)

@@ -26,8 +26,7 @@ static HurrayStatus check_part_fits(const HurrayBufferList *list, uint32_t role,
                             "descriptor: part %s: negative strides reach %" PRIu64
                             " bytes back from byte offset %" PRIu64
                             ", before the start of buffer %" PRIu64,
-                            hurray__role_name(role), before, part->byte_offset,
-                            part->buffer_index);
+                            hurray__role_name(role), before, part->byte_offset, part->buffer_index);
     }
     uint64_t end;
     if (__builtin_add_overflow(part->byte_offset, after, &end) || end > len) {
@@ -35,8 +34,8 @@ static HurrayStatus check_part_fits(const HurrayBufferList *list, uint32_t role,
                             "descriptor: part %s: reaches %" PRIu64
                             " bytes from byte offset %" PRIu64 " of buffer %" PRIu64
                             ", which holds %" PRIu64 " bytes",
-                            hurray__role_name(role), after, part->byte_offset,
-                            part->buffer_index, len);
+                            hurray__role_name(role), after, part->byte_offset, part->buffer_index,
+                            len);
     }
     return HURRAY_OK;
 }

@@ -31,9 +31,8 @@
 
 /* Bytes 0-7 of an encoding of len bytes, read as one little-endian word:
  * the magic "HRYD", version 1, and the total length. */
-#define FRAME_WORD(len)                                                    \
-    ((uint64_t)0x44595248u | (uint64_t)HURRAY__DESCRIPTOR_VERSION << 32 | \
-     (uint64_t)(len) << 48)
+#define FRAME_WORD(len) \
+    ((uint64_t)0x44595248u | (uint64_t)HURRAY__DESCRIPTOR_VERSION << 32 | (uint64_t)(len) << 48)
 
 /* In the header's second word (bytes 8-15): byte 13 is the part count,
  * byte 12 the granularity, bytes 14-15 reserved. */
@@ -150,8 +149,7 @@ QUICK void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape, u
  * none and its fields zero. */
 QUICK HurrayDescriptor *quick_plain(const uint8_t *bytes, uint64_t head, uint32_t rank)
 {
-    const uint8_t *part =
-        bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    const uint8_t *part = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint64_t word = get64(part);
     uint32_t byte_order = (uint8_t)(head >> 8);
     const struct hurray__dtype_info *values = hurray__dtype_row((uint8_t)(word >> 8));
@@ -188,8 +186,8 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
     uint32_t granularity = HEAD_GRANULARITY(head);
     uint32_t axis = get32(bytes + 16);
     uint64_t block_size = get64(bytes + 24);
-    const uint8_t *parts =
-        bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    const uint8_t *parts = bytes + HURRAY__DESCRIPTOR_HEADER_LEN +
+                           HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint64_t values_word = get64(parts);
     uint64_t scale_word = get64(parts + HURRAY__DESCRIPTOR_PART_LEN);
     /* A third part must be the zero point; read the scale's again when
@@ -213,9 +211,8 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
         (uint8_t)values_word != HURRAY_ROLE_VALUES || (uint8_t)scale_word != HURRAY_ROLE_SCALE ||
         (uint8_t)zero_word != HURRAY_ROLE_ZERO_POINT ||
         !((KINDS_AFFINE_VALUES >> values->kind) & 1) ||
-        !packing_fits((uint8_t)(head >> 16), values->bits) ||
-        scale->kind != HURRAY__KIND_FLOAT || scale->bits % 8 != 0 ||
-        !((KINDS_ZERO_POINT >> zero->kind) & 1) || zero->bits % 8 != 0 ||
+        !packing_fits((uint8_t)(head >> 16), values->bits) || scale->kind != HURRAY__KIND_FLOAT ||
+        scale->bits % 8 != 0 || !((KINDS_ZERO_POINT >> zero->kind) & 1) || zero->bits % 8 != 0 ||
         (used >> __builtin_ctz(~used)) != 0) {
         return NULL;
     }
@@ -238,9 +235,10 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
     desc->part_mask = (uint8_t)mask;
     values_facts(desc, &shape, values->bits, (uint32_t)__builtin_ctz(~used));
     /* At most one parameter per element: no product can overflow. */
-    uint64_t count = shape.element_count == 0 ? 0
-                                              : hurray__descriptor_parameter_count(
-                                                    desc, HURRAY_ROLE_SCALE, shape.element_count);
+    uint64_t count = shape.element_count == 0
+                         ? 0
+                         : hurray__descriptor_parameter_count(desc, HURRAY_ROLE_SCALE,
+                                                              shape.element_count);
     desc->facts.before[HURRAY_ROLE_SCALE - 1] = 0;
     desc->facts.after[HURRAY_ROLE_SCALE - 1] = count * (scale->bits / 8);
     if (part_count == 3) {
@@ -255,8 +253,7 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
  * zero; a last dimension of whole blocks and row-major strides. */
 QUICK HurrayDescriptor *quick_ggml(const uint8_t *bytes, uint64_t head, uint32_t rank)
 {
-    const uint8_t *part =
-        bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
+    const uint8_t *part = bytes + HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint64_t word = get64(part);
     uint64_t block_elements, block_bytes;
     /* Byte order, packing and granularity little, none and none: zero,

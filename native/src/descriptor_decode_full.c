@@ -40,9 +40,10 @@ static HurrayStatus check_frame(const uint8_t *bytes, uint64_t len)
     }
     uint16_t total = get16(bytes + 6);
     if (total != len) {
-        return hurray__fail(HURRAY_ERROR_INVALID_DESCRIPTOR,
-                            "descriptor: total length: the field says %u bytes, the input holds %" PRIu64,
-                            (unsigned)total, len);
+        return hurray__fail(
+            HURRAY_ERROR_INVALID_DESCRIPTOR,
+            "descriptor: total length: the field says %u bytes, the input holds %" PRIu64,
+            (unsigned)total, len);
     }
     return HURRAY_OK;
 }
@@ -103,8 +104,10 @@ static HurrayStatus read_parts(HurrayDescriptor *desc, const uint8_t *p, uint32_
         }
         previous_role = role;
         mask |= HURRAY__ROLE_BIT(role);
-        desc->parts[role - 1] = (HurrayDescriptorPart){
-            .dtype = p[1], .layout = p[2], .buffer_index = get32(p + 4), .byte_offset = get64(p + 8)};
+        desc->parts[role - 1] = (HurrayDescriptorPart){.dtype = p[1],
+                                                       .layout = p[2],
+                                                       .buffer_index = get32(p + 4),
+                                                       .byte_offset = get64(p + 8)};
     }
     desc->part_mask = (uint8_t)mask;
     return HURRAY_OK;

@@ -15,14 +15,15 @@
  * small, *out_len receives the size and the call fails with
  * HURRAY_ERROR_OUT_OF_RANGE, writing nothing to out. On success *out_len is
  * the number of bytes written. An invalid descriptor leaves *out_len alone. */
-HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out,
-                                      uint64_t capacity, uint64_t *out_len)
+HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out, uint64_t capacity,
+                                      uint64_t *out_len)
 {
     if (desc == NULL) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_encode: desc is NULL");
     }
     if (out_len == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_encode: out_len is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_descriptor_encode: out_len is NULL");
     }
     if (out == NULL && capacity != 0) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
@@ -39,8 +40,8 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out
     if (capacity < len) {
         *out_len = len;
         return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
-                            "hurray_descriptor_encode: capacity %" PRIu64
-                            " is below the %" PRIu64 " bytes needed",
+                            "hurray_descriptor_encode: capacity %" PRIu64 " is below the %" PRIu64
+                            " bytes needed",
                             capacity, len);
     }
     memcpy(out, hurray__descriptor_magic, sizeof hurray__descriptor_magic);

@@ -18,8 +18,8 @@
 
 HurrayStatus hurray__descriptor_fail_shape(uint32_t dim)
 {
-    return hurray__fail(HURRAY_ERROR_OVERFLOW, "descriptor: shape[%u]: element count overflows 63 bits",
-                        (unsigned)dim);
+    return hurray__fail(HURRAY_ERROR_OVERFLOW,
+                        "descriptor: shape[%u]: element count overflows 63 bits", (unsigned)dim);
 }
 
 HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, int64_t *out)
@@ -33,7 +33,8 @@ HurrayStatus hurray__descriptor_row_major_strides(const HurrayDescriptor *desc, 
 
 HurrayStatus hurray__descriptor_fail_reach(uint32_t role)
 {
-    return hurray__fail(HURRAY_ERROR_OVERFLOW, "descriptor: part %s: reach in bits overflows 63 bits",
+    return hurray__fail(HURRAY_ERROR_OVERFLOW,
+                        "descriptor: part %s: reach in bits overflows 63 bits",
                         hurray__role_name(role));
 }
 

@@ -72,7 +72,7 @@ static inline int hurray__walk_step(HurrayWalk *w, uint64_t dim, int64_t stride)
         return 0;
     }
     w->count *= dim; /* cannot overflow: bounded by extent */
-    uint64_t step; /* meaningless for dim 0, but then there are no elements */
+    uint64_t step;   /* meaningless for dim 0, but then there are no elements */
     if (__builtin_mul_overflow(hurray__magnitude(stride), dim - 1, &step) ||
         __builtin_add_overflow(w->span, step, &w->span)) {
         w->overflow = 1;
@@ -182,8 +182,7 @@ static inline HurrayStatus hurray__descriptor_values_reach(const HurrayDescripto
 /* count units of unit_bits each (a whole number of bytes), back to back
  * from the byte offset; the reach in bits must fit 63 bits. */
 static inline HurrayStatus hurray__descriptor_packed_reach(uint32_t role, uint64_t count,
-                                                           uint64_t unit_bits,
-                                                           uint64_t *out_after)
+                                                           uint64_t unit_bits, uint64_t *out_after)
 {
     uint64_t bits;
     if (__builtin_mul_overflow(count, unit_bits, &bits) || bits > INT64_MAX) {
@@ -213,20 +212,17 @@ static inline uint64_t hurray__descriptor_parameter_count(const HurrayDescriptor
         return 1;
     }
     switch (desc->granularity) {
-    case HURRAY_GRANULARITY_PER_AXIS:
-        return desc->shape[desc->axis];
+    case HURRAY_GRANULARITY_PER_AXIS: return desc->shape[desc->axis];
     case HURRAY_GRANULARITY_PER_BLOCK:
         /* block_size divides shape[axis], so this is the product of the
          * shape with that dimension divided. */
         return element_count / desc->block_size;
-    default: /* per tensor */
-        return 1;
+    default: /* per tensor */ return 1;
     }
 }
 
 static inline HurrayStatus hurray__descriptor_parameter_reach(const HurrayDescriptor *desc,
-                                                              uint32_t role,
-                                                              uint64_t element_count,
+                                                              uint32_t role, uint64_t element_count,
                                                               uint64_t *out_after)
 {
     const HurrayDescriptorPart *part = &desc->parts[role - 1];
@@ -244,9 +240,10 @@ static inline HurrayStatus hurray__descriptor_parameter_reach(const HurrayDescri
      * elements needs no checked product, and validation, which keeps no
      * outputs, not even the count. */
     if (element_count > HURRAY__REACH_ALWAYS_FITS) {
-        return hurray__descriptor_packed_reach(
-            role, hurray__descriptor_parameter_count(desc, role, element_count), unit_bits,
-            out_after);
+        return hurray__descriptor_packed_reach(role,
+                                               hurray__descriptor_parameter_count(desc, role,
+                                                                                  element_count),
+                                               unit_bits, out_after);
     }
     *out_after = hurray__descriptor_parameter_count(desc, role, element_count) * unit_bits / 8;
     return HURRAY_OK;
@@ -260,8 +257,7 @@ static inline HurrayStatus hurray__descriptor_parameter_reach(const HurrayDescri
 static inline HurrayStatus hurray__descriptor_part_reach(const HurrayDescriptor *desc,
                                                          uint32_t role,
                                                          const HurrayShapeFacts *shape,
-                                                         uint64_t *out_before,
-                                                         uint64_t *out_after)
+                                                         uint64_t *out_before, uint64_t *out_after)
 {
     *out_before = 0;
     *out_after = 0;

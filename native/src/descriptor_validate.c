@@ -102,8 +102,9 @@ static HurrayStatus check_codes(const HurrayDescriptor *desc)
         }
         const HurrayDescriptorPart *p = part_of(desc, role);
         if (!hurray__dtype_is_known(p->dtype)) {
-            return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "descriptor: part %s: dtype %u is unknown",
-                                hurray__role_name(role), (unsigned)p->dtype);
+            return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                                "descriptor: part %s: dtype %u is unknown", hurray__role_name(role),
+                                (unsigned)p->dtype);
         }
         if (p->layout > HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
             return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
@@ -154,7 +155,8 @@ static HurrayStatus check_values(const HurrayDescriptor *desc)
 {
     const HurrayDescriptorPart *values = part_of(desc, HURRAY_ROLE_VALUES);
     if (values->layout != HURRAY_PART_LAYOUT_ROW_MAJOR) {
-        return hurray__fail(INVALID, "descriptor: part values: layout must be row_major (0), not %u",
+        return hurray__fail(INVALID,
+                            "descriptor: part values: layout must be row_major (0), not %u",
                             (unsigned)values->layout);
     }
     const struct hurray__dtype_info *dtype = hurray__dtype_row(values->dtype);
@@ -174,8 +176,7 @@ static HurrayStatus check_values(const HurrayDescriptor *desc)
                             "descriptor: packing: none does not fit dtype %s, which is %u bits "
                             "wide (say padded, lsb_first or ggml_split)",
                             dtype->name, (unsigned)bits);
-    case HURRAY_PACKING_PADDED:
-        return HURRAY_OK;
+    case HURRAY_PACKING_PADDED: return HURRAY_OK;
     case HURRAY_PACKING_LSB_FIRST:
         if (bits != 1 && bits != 2 && bits != 4) {
             return hurray__fail(INVALID,
@@ -247,7 +248,8 @@ static inline HurrayStatus check_axis(const HurrayDescriptor *desc)
         uint64_t extent = desc->shape[desc->axis];
         if (extent % desc->block_size != 0) {
             return hurray__fail(INVALID,
-                                "descriptor: block size: %" PRIu64 " does not divide shape[%u] = %" PRIu64,
+                                "descriptor: block size: %" PRIu64
+                                " does not divide shape[%u] = %" PRIu64,
                                 desc->block_size, (unsigned)desc->axis, extent);
         }
     }
@@ -305,7 +307,7 @@ static HurrayStatus check_parameter_parts(const HurrayDescriptor *desc)
     return HURRAY_OK;
 }
 
-#define PARAMETER_ROLES                                                         \
+#define PARAMETER_ROLES                                                               \
     (HURRAY__ROLE_BIT(HURRAY_ROLE_SCALE) | HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT) | \
      HURRAY__ROLE_BIT(HURRAY_ROLE_GLOBAL_SCALE))
 
@@ -343,7 +345,8 @@ static HurrayStatus check_scheme_affine(const HurrayDescriptor *desc)
     }
     if (desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)) {
         const struct hurray__dtype_info *zero_point = dtype_of(desc, HURRAY_ROLE_ZERO_POINT);
-        if (zero_point->kind != HURRAY__KIND_INT && !hurray__dtype_kind_is_float(zero_point->kind)) {
+        if (zero_point->kind != HURRAY__KIND_INT &&
+            !hurray__dtype_kind_is_float(zero_point->kind)) {
             return hurray__fail(INVALID,
                                 "descriptor: part zero_point: dtype %s is neither an integer nor "
                                 "a float type",
@@ -400,7 +403,8 @@ static HurrayStatus check_scheme_microscaling(const HurrayDescriptor *desc)
                             "(float8_e8m0fnu or float8_e4m3fn)",
                             hurray__dtype_name(scale->dtype));
     }
-    if (scale->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4 && (desc->rank != 2 || desc->axis != 1)) {
+    if (scale->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4 &&
+        (desc->rank != 2 || desc->axis != 1)) {
         return hurray__fail(INVALID,
                             "descriptor: part scale: layout swizzled_128x4 needs rank 2 and axis "
                             "1 (rank is %u, axis %u)",

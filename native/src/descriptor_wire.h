@@ -18,9 +18,9 @@ static const uint8_t hurray__descriptor_magic[4] = {0x48, 0x52, 0x59, 0x44}; /* 
 
 /* The public limit is the longest encoding this codec writes; the total
  * length field (16 bits) must hold it. */
-_Static_assert(HURRAY_MAX_DESCRIPTOR_LEN ==
-                   HURRAY__DESCRIPTOR_HEADER_LEN + HURRAY__DESCRIPTOR_DIM_LEN * HURRAY_MAX_RANK +
-                       HURRAY__DESCRIPTOR_PART_LEN * HURRAY_MAX_PARTS,
+_Static_assert(HURRAY_MAX_DESCRIPTOR_LEN == HURRAY__DESCRIPTOR_HEADER_LEN +
+                                                HURRAY__DESCRIPTOR_DIM_LEN * HURRAY_MAX_RANK +
+                                                HURRAY__DESCRIPTOR_PART_LEN * HURRAY_MAX_PARTS,
                "HURRAY_MAX_DESCRIPTOR_LEN is the longest version-1 encoding");
 _Static_assert(HURRAY_MAX_DESCRIPTOR_LEN <= UINT16_MAX,
                "the total length field holds any encoding");
@@ -59,11 +59,29 @@ static inline uint64_t get_le(const uint8_t *p, int size)
     return v;
 }
 
-static inline void put16(uint8_t *p, uint16_t v) { put_le(p, v, 2); }
-static inline void put32(uint8_t *p, uint32_t v) { put_le(p, v, 4); }
-static inline void put64(uint8_t *p, uint64_t v) { put_le(p, v, 8); }
-static inline uint16_t get16(const uint8_t *p) { return (uint16_t)get_le(p, 2); }
-static inline uint32_t get32(const uint8_t *p) { return (uint32_t)get_le(p, 4); }
-static inline uint64_t get64(const uint8_t *p) { return get_le(p, 8); }
+static inline void put16(uint8_t *p, uint16_t v)
+{
+    put_le(p, v, 2);
+}
+static inline void put32(uint8_t *p, uint32_t v)
+{
+    put_le(p, v, 4);
+}
+static inline void put64(uint8_t *p, uint64_t v)
+{
+    put_le(p, v, 8);
+}
+static inline uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)get_le(p, 2);
+}
+static inline uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)get_le(p, 4);
+}
+static inline uint64_t get64(const uint8_t *p)
+{
+    return get_le(p, 8);
+}
 
 #endif /* HURRAY_DESCRIPTOR_WIRE_INTERNAL_H */

@@ -20,8 +20,8 @@
 enum hurray__dtype_kind {
     HURRAY__KIND_NONE = 0, /* a code no dtype has: unknown */
     HURRAY__KIND_BOOL,
-    HURRAY__KIND_INT,      /* signed or unsigned, any width */
-    HURRAY__KIND_FLOAT,    /* float16/32/64, bfloat16 */
+    HURRAY__KIND_INT,   /* signed or unsigned, any width */
+    HURRAY__KIND_FLOAT, /* float16/32/64, bfloat16 */
     HURRAY__KIND_COMPLEX,
     HURRAY__KIND_FP8,
     HURRAY__KIND_FP6,
@@ -48,7 +48,8 @@ struct hurray__dtype_info {
 #endif
 
 /* Indexed by code (defined in dtype.c). */
-extern const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] HURRAY__DTYPE_HIDDEN;
+extern const struct hurray__dtype_info
+    hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] HURRAY__DTYPE_HIDDEN;
 
 /* The row of any code. An unknown one gets an all-zero row (no name, 0
  * bits, HURRAY__KIND_NONE): row 0 for a code past the table, which needs

@@ -89,7 +89,8 @@ HurrayStatus hurray_io_checksum(const void *data, uint64_t len, uint64_t *out)
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_io_checksum: data or out is NULL");
     }
     if (len > SIZE_MAX) {
-        return hurray__fail(HURRAY_ERROR_OVERFLOW, "hurray_io_checksum: len does not fit in memory");
+        return hurray__fail(HURRAY_ERROR_OVERFLOW,
+                            "hurray_io_checksum: len does not fit in memory");
     }
     *out = hurray__hash(data, (size_t)len);
     return HURRAY_OK;

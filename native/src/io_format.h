@@ -23,12 +23,12 @@
 
 #define HURRAY__IO_FORMAT_VERSION 1u
 
-#define HURRAY__FRAME_MAGIC "HRYF"        /* 4 bytes */
+#define HURRAY__FRAME_MAGIC "HRYF" /* 4 bytes */
 #define HURRAY__FRAME_HEADER_LEN 48u
-#define HURRAY__FRAME_END_LEN 8u          /* the checksum, before its padding */
+#define HURRAY__FRAME_END_LEN 8u               /* the checksum, before its padding */
 #define HURRAY__FILE_MAGIC "\x89HRY\r\n\x1a\n" /* 8 bytes; catches text-mode transfers */
 #define HURRAY__FILE_HEADER_LEN 64u
-#define HURRAY__INDEX_MAGIC "HRYI"         /* 4 bytes */
+#define HURRAY__INDEX_MAGIC "HRYI" /* 4 bytes */
 #define HURRAY__INDEX_HEADER_LEN 32u
 #define HURRAY__TRAILER_MAGIC "HRYEND\r\n" /* 8 bytes, the last of the file */
 #define HURRAY__TRAILER_LEN 64u
@@ -129,12 +129,12 @@ typedef struct HurrayFrameLayout {
     uint32_t name_len;
     uint32_t descriptor_len;
     uint32_t buffer_count;
-    uint64_t frame_len;        /* the whole frame, padding included */
+    uint64_t frame_len; /* the whole frame, padding included */
     uint64_t header_checksum;
-    uint64_t name_offset;      /* from the frame's first byte */
+    uint64_t name_offset; /* from the frame's first byte */
     uint64_t descriptor_offset;
-    uint64_t data_offset;      /* first buffer; a multiple of the alignment */
-    uint64_t end_offset;       /* the checksum; a multiple of the alignment */
+    uint64_t data_offset; /* first buffer; a multiple of the alignment */
+    uint64_t end_offset;  /* the checksum; a multiple of the alignment */
     uint64_t buffer_len[HURRAY__MAX_FRAME_BUFFERS];
     uint64_t buffer_offset[HURRAY__MAX_FRAME_BUFFERS];
 } HurrayFrameLayout;
@@ -161,9 +161,8 @@ HurrayStatus hurray__frame_layout_plan(uint32_t align_log2, uint64_t name_len,
  * length come back for a file index. */
 HurrayStatus hurray__frame_write(HurrayWriteFn write, void *stream, uint32_t align_log2,
                                  const char *name, uint64_t name_len,
-                                 const HurrayTensorContext *context,
-                                 const HurrayBufferList *list, uint64_t *out_checksum,
-                                 uint64_t *out_frame_len);
+                                 const HurrayTensorContext *context, const HurrayBufferList *list,
+                                 uint64_t *out_checksum, uint64_t *out_frame_len);
 
 /* Reads one frame through read(stream, ...). verify = 0 skips the data
  * checksum comparison (still computed when out_checksum is wanted: no, it is
@@ -190,8 +189,8 @@ typedef struct HurrayNameSet HurrayNameSet;
 HurrayStatus hurray__name_set_new(HurrayNameSet **out);
 /* Adds (bytes, len) with value; returns 1 if added, 0 if an equal entry is
  * present (*out_existing then holds its value), -1 when out of memory. */
-int hurray__name_set_add(HurrayNameSet *set, const uint8_t *bytes, uint64_t len,
-                         uint64_t value, uint64_t *out_existing);
+int hurray__name_set_add(HurrayNameSet *set, const uint8_t *bytes, uint64_t len, uint64_t value,
+                         uint64_t *out_existing);
 /* 1 and *out_value when present, else 0. */
 int hurray__name_set_find(const HurrayNameSet *set, const uint8_t *bytes, uint64_t len,
                           uint64_t *out_value);

@@ -38,20 +38,19 @@ HurrayStatus hurray__frame_header_decode(const uint8_t *h, HurrayFrameLayout *ou
 {
     if (memcmp(h, HURRAY__FRAME_MAGIC, 4) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT,
-                            "frame: bad magic %02x %02x %02x %02x (not a hurray-io frame)",
-                            h[0], h[1], h[2], h[3]);
+                            "frame: bad magic %02x %02x %02x %02x (not a hurray-io frame)", h[0],
+                            h[1], h[2], h[3]);
     }
     uint16_t version = hurray__le16(h + 4);
     if (version != HURRAY__IO_FORMAT_VERSION) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
-                            "frame: format version %u, this build reads version %u",
-                            version, HURRAY__IO_FORMAT_VERSION);
+                            "frame: format version %u, this build reads version %u", version,
+                            HURRAY__IO_FORMAT_VERSION);
     }
     uint32_t align_log2 = h[6];
     if (align_log2 < HURRAY__ALIGN_LOG2_MIN || align_log2 > HURRAY__ALIGN_LOG2_MAX) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT,
-                            "frame: alignment 2^%u is outside 2^%u .. 2^%u", align_log2,
-                            HURRAY__ALIGN_LOG2_MIN, HURRAY__ALIGN_LOG2_MAX);
+        return hurray__fail(HURRAY_ERROR_CORRUPT, "frame: alignment 2^%u is outside 2^%u .. 2^%u",
+                            align_log2, HURRAY__ALIGN_LOG2_MIN, HURRAY__ALIGN_LOG2_MAX);
     }
     if (h[7] != 0 || hurray__le32(h + 28) != 0 || hurray__le64(h + 40) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "frame: reserved header bytes are not zero");
@@ -67,8 +66,7 @@ HurrayStatus hurray__frame_header_decode(const uint8_t *h, HurrayFrameLayout *ou
                             out->name_len, HURRAY__MAX_NAME_LEN);
     }
     if (out->descriptor_len > HURRAY__MAX_DESCRIPTOR_BYTES) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT,
-                            "frame: claimed descriptor length %u exceeds %u",
+        return hurray__fail(HURRAY_ERROR_CORRUPT, "frame: claimed descriptor length %u exceeds %u",
                             out->descriptor_len, HURRAY__MAX_DESCRIPTOR_BYTES);
     }
     if (out->buffer_count > HURRAY__MAX_FRAME_BUFFERS) {
@@ -129,8 +127,7 @@ HurrayStatus hurray__frame_layout_finish(const uint8_t *header, const uint8_t *t
     }
     uint64_t frame_len;
     if (!compute_offsets(l, &frame_len)) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT,
-                            "frame: buffer lengths overflow 64-bit offsets");
+        return hurray__fail(HURRAY_ERROR_CORRUPT, "frame: buffer lengths overflow 64-bit offsets");
     }
     if (frame_len != l->frame_len) {
         return hurray__fail(HURRAY_ERROR_CORRUPT,
@@ -142,8 +139,8 @@ HurrayStatus hurray__frame_layout_finish(const uint8_t *header, const uint8_t *t
 
 HurrayStatus hurray__frame_layout_plan(uint32_t align_log2, uint64_t name_len,
                                        uint64_t descriptor_len, const uint64_t *buffer_len,
-                                       uint64_t buffer_count, HurrayFrameLayout *l,
-                                       uint8_t *out, uint64_t *out_len)
+                                       uint64_t buffer_count, HurrayFrameLayout *l, uint8_t *out,
+                                       uint64_t *out_len)
 {
     if (name_len > HURRAY__MAX_NAME_LEN) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
@@ -156,8 +153,7 @@ HurrayStatus hurray__frame_layout_plan(uint32_t align_log2, uint64_t name_len,
                             (unsigned long long)descriptor_len, HURRAY__MAX_DESCRIPTOR_BYTES);
     }
     if (buffer_count > HURRAY__MAX_FRAME_BUFFERS) {
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
-                            "%llu buffers, a frame holds at most %u",
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "%llu buffers, a frame holds at most %u",
                             (unsigned long long)buffer_count, HURRAY__MAX_FRAME_BUFFERS);
     }
     memset(l, 0, sizeof *l);
@@ -242,9 +238,8 @@ static HurrayStatus check_pair(const char *fn, const HurrayTensorContext *contex
 
 HurrayStatus hurray__frame_write(HurrayWriteFn write, void *stream, uint32_t align_log2,
                                  const char *name, uint64_t name_len,
-                                 const HurrayTensorContext *context,
-                                 const HurrayBufferList *list, uint64_t *out_checksum,
-                                 uint64_t *out_frame_len)
+                                 const HurrayTensorContext *context, const HurrayBufferList *list,
+                                 uint64_t *out_checksum, uint64_t *out_frame_len)
 {
     if (write == NULL || (name == NULL && name_len != 0)) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "frame write: write or name is NULL");
@@ -280,7 +275,8 @@ HurrayStatus hurray__frame_write(HurrayWriteFn write, void *stream, uint32_t ali
     HurrayStatus status = emit(&s, head, head_len);
     if (status == HURRAY_OK) status = emit(&s, name, name_len);
     if (status == HURRAY_OK) status = emit(&s, desc_bytes, desc_len);
-    if (status == HURRAY_OK) status = emit_zeros(&s, l.data_offset - l.descriptor_offset - desc_len);
+    if (status == HURRAY_OK)
+        status = emit_zeros(&s, l.data_offset - l.descriptor_offset - desc_len);
     for (uint64_t i = 0; status == HURRAY_OK && i < count; i++) {
         status = emit(&s, datas[i], lens[i]);
         uint64_t next = i + 1 < count ? l.buffer_offset[i + 1] : l.end_offset;
@@ -341,12 +337,11 @@ static HurrayStatus take(Source *s, void *data, uint64_t len, const char *what)
             return hurray__fail(HURRAY_ERROR_CORRUPT,
                                 "frame: the stream ends inside the %s (%llu of %llu bytes; a "
                                 "truncated frame)",
-                                what, (unsigned long long)(want - len),
-                                (unsigned long long)want);
+                                what, (unsigned long long)(want - len), (unsigned long long)want);
         }
         if (got > len) {
             return hurray__fail(HURRAY_ERROR_IO, "frame: the read function claims more bytes "
-                                "than asked for");
+                                                 "than asked for");
         }
         if (s->hasher != NULL) {
             hurray__hasher_update(s->hasher, p, (size_t)got);
@@ -404,16 +399,18 @@ static void unmap_release(void *p)
 static HurrayStatus mapped_buffer(uint64_t len, HurrayBuffer **out)
 {
     if (len > SIZE_MAX) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: a %llu-byte buffer does not fit in "
-                            "memory", (unsigned long long)len);
+        return hurray__fail(HURRAY_ERROR_NO_MEMORY,
+                            "frame: a %llu-byte buffer does not fit in "
+                            "memory",
+                            (unsigned long long)len);
     }
     Mapped *m = malloc(sizeof *m);
     if (m == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: cannot allocate");
     }
     m->len = (size_t)len;
-    m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m->base == MAP_FAILED) {
         free(m);
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "frame: cannot map a %llu-byte buffer",
@@ -538,7 +535,7 @@ HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
     }
     if (got > sizeof header) {
         return hurray__fail(HURRAY_ERROR_IO, "frame: the read function claims more bytes than "
-                            "asked for");
+                                             "asked for");
     }
     s.consumed = got;
     HURRAY__TRY(take(&s, header + got, sizeof header - got, "header"));
@@ -569,8 +566,8 @@ HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
         }
     }
     if (status == HURRAY_OK) {
-        status = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, desc_bytes, l.descriptor_len,
-                                           NULL, NULL, &context);
+        status = hurray_tensor_context_new(HURRAY_C_ABI_VERSION, desc_bytes, l.descriptor_len, NULL,
+                                           NULL, &context);
     }
     hurray_descriptor_destroy(&desc);
     free(desc_bytes);
@@ -599,6 +596,6 @@ HurrayStatus hurray_frame_read(HurrayReadFn read, void *stream, uint32_t flags,
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_frame_read: unknown flags %#x",
                             flags);
     }
-    return hurray__frame_read(read, stream, !(flags & HURRAY_READ_NO_VERIFY), out_name,
-                              out_context, out_list, NULL, NULL);
+    return hurray__frame_read(read, stream, !(flags & HURRAY_READ_NO_VERIFY), out_name, out_context,
+                              out_list, NULL, NULL);
 }

@@ -116,8 +116,8 @@ static int grow(HurrayNameSet *set)
     return 1;
 }
 
-int hurray__name_set_add(HurrayNameSet *set, const uint8_t *bytes, uint64_t len,
-                         uint64_t value, uint64_t *out_existing)
+int hurray__name_set_add(HurrayNameSet *set, const uint8_t *bytes, uint64_t len, uint64_t value,
+                         uint64_t *out_existing)
 {
     if ((set->count + 1) * 2 > set->capacity && !grow(set)) {
         return -1;

@@ -85,8 +85,10 @@ static HurrayStatus read_at(int fd, void *data, uint64_t len, uint64_t offset, c
                                 strerror(errno));
         }
         if (got == 0) {
-            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the file ends inside the %s "
-                                "(truncated)", what);
+            return hurray__fail(HURRAY_ERROR_CORRUPT,
+                                "reader: the file ends inside the %s "
+                                "(truncated)",
+                                what);
         }
         p += got;
         len -= (uint64_t)got;
@@ -124,25 +126,28 @@ static HurrayStatus check_trailer(HurrayReader *r, const uint8_t *t, uint64_t *i
 {
     if (memcmp(t + 56, HURRAY__TRAILER_MAGIC, 8) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: no trailer at the end of the file "
-                            "(truncated, or not a finished hurray-io file)");
+                                                  "(truncated, or not a finished hurray-io file)");
     }
     uint64_t want = hurray__hash(t, 48);
     if (!hurray__checksum_ok(hurray__le64(t + 48), want)) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the trailer's checksum does not "
-                            "match its bytes");
+                                                   "match its bytes");
     }
     if (hurray__le16(t + 32) != HURRAY__IO_FORMAT_VERSION) {
-        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "reader: trailer format version %u, this "
-                            "build reads version %u", hurray__le16(t + 32),
-                            HURRAY__IO_FORMAT_VERSION);
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                            "reader: trailer format version %u, this "
+                            "build reads version %u",
+                            hurray__le16(t + 32), HURRAY__IO_FORMAT_VERSION);
     }
-    if (t[34] != r->align_log2 ||
-        t[35] != 0 || hurray__le32(t + 36) != 0 || hurray__le64(t + 40) != 0) {
+    if (t[34] != r->align_log2 || t[35] != 0 || hurray__le32(t + 36) != 0 ||
+        hurray__le64(t + 40) != 0) {
         return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the trailer disagrees with the header");
     }
     if (hurray__le64(t + 24) != r->file_len) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the trailer says the file has %llu "
-                            "bytes, it has %llu", (unsigned long long)hurray__le64(t + 24),
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the trailer says the file has %llu "
+                            "bytes, it has %llu",
+                            (unsigned long long)hurray__le64(t + 24),
                             (unsigned long long)r->file_len);
     }
     *index_offset = hurray__le64(t);
@@ -156,7 +161,8 @@ static HurrayStatus check_trailer(HurrayReader *r, const uint8_t *t, uint64_t *i
         (*index_offset & (((uint64_t)1 << r->align_log2) - 1)) != 0 ||
         __builtin_add_overflow(*index_offset, *index_len, &end) ||
         end != r->file_len - HURRAY__TRAILER_LEN) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the index (offset %llu, %llu bytes) "
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the index (offset %llu, %llu bytes) "
                             "does not lie between the frames and the trailer",
                             (unsigned long long)*index_offset, (unsigned long long)*index_len);
     }
@@ -191,9 +197,12 @@ static HurrayStatus pad8(const uint8_t *ix, uint64_t len, uint64_t *pos)
 static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t len)
 {
     const uint8_t *ix = r->index;
-    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) == 0 && hurray__le16(ix + 4) != HURRAY__IO_FORMAT_VERSION) {
-        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "reader: index format version %u, this build "
-                            "reads version %u", hurray__le16(ix + 4), HURRAY__IO_FORMAT_VERSION);
+    if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) == 0 &&
+        hurray__le16(ix + 4) != HURRAY__IO_FORMAT_VERSION) {
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
+                            "reader: index format version %u, this build "
+                            "reads version %u",
+                            hurray__le16(ix + 4), HURRAY__IO_FORMAT_VERSION);
     }
     if (memcmp(ix, HURRAY__INDEX_MAGIC, 4) != 0 || hurray__le16(ix + 6) != 0 ||
         hurray__le64(ix + 24) != 0) {
@@ -205,7 +214,8 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
      * count the index cannot hold is refused before anything is allocated. */
     uint64_t room = (len - HURRAY__INDEX_HEADER_LEN);
     if (count > room / 32 || meta_count > room / 8) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the index claims %llu tensors and %llu "
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the index claims %llu tensors and %llu "
                             "metadata pairs, more than its %llu bytes can hold",
                             (unsigned long long)count, (unsigned long long)meta_count,
                             (unsigned long long)len);
@@ -224,8 +234,10 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
     hurray__align_up(HURRAY__FRAME_HEADER_LEN + HURRAY__FRAME_END_LEN, r->align_log2, &min_frame);
     for (uint64_t i = 0; i < count; i++) {
         if (len - pos < 32) {
-            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: tensor entry %llu runs past the "
-                                "index", (unsigned long long)i);
+            return hurray__fail(HURRAY_ERROR_CORRUPT,
+                                "reader: tensor entry %llu runs past the "
+                                "index",
+                                (unsigned long long)i);
         }
         Entry *e = &r->entries[i];
         e->offset = hurray__le64(ix + pos);
@@ -233,15 +245,18 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
         e->checksum = hurray__le64(ix + pos + 16);
         e->name_len = hurray__le32(ix + pos + 24);
         if (hurray__le32(ix + pos + 28) != 0) {
-            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: reserved bytes of tensor entry "
-                                "%llu are not zero", (unsigned long long)i);
+            return hurray__fail(HURRAY_ERROR_CORRUPT,
+                                "reader: reserved bytes of tensor entry "
+                                "%llu are not zero",
+                                (unsigned long long)i);
         }
         pos += 32;
         /* Frames tile the space between the header and the index exactly,
          * in index order: no gaps, no overlaps, nothing past the index. */
         if (e->offset != expected || e->frame_len < min_frame || (e->frame_len & align_mask) != 0 ||
             e->frame_len > index_offset - expected) {
-            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: tensor entry %llu (offset %llu, "
+            return hurray__fail(HURRAY_ERROR_CORRUPT,
+                                "reader: tensor entry %llu (offset %llu, "
                                 "%llu bytes) does not follow the previous frame inside the file",
                                 (unsigned long long)i, (unsigned long long)e->offset,
                                 (unsigned long long)e->frame_len);
@@ -259,16 +274,19 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
             return hurray__fail(HURRAY_ERROR_NO_MEMORY, "reader: cannot index the names");
         }
         if (added == 0) {
-            return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: tensors %llu and %llu have the "
-                                "same name '%.*s'", (unsigned long long)existing,
-                                (unsigned long long)i, (int)(e->name_len > 200 ? 200 : e->name_len),
+            return hurray__fail(HURRAY_ERROR_CORRUPT,
+                                "reader: tensors %llu and %llu have the "
+                                "same name '%.*s'",
+                                (unsigned long long)existing, (unsigned long long)i,
+                                (int)(e->name_len > 200 ? 200 : e->name_len),
                                 (const char *)e->name);
         }
     }
     if (expected != index_offset) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frames end at %llu but the index "
-                            "starts at %llu", (unsigned long long)expected,
-                            (unsigned long long)index_offset);
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the frames end at %llu but the index "
+                            "starts at %llu",
+                            (unsigned long long)expected, (unsigned long long)index_offset);
     }
     HurrayNameSet *keys = NULL;
     HURRAY__TRY(hurray__name_set_new(&keys));
@@ -276,8 +294,10 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
     for (uint64_t i = 0; status == HURRAY_OK && i < meta_count; i++) {
         Meta *m = &r->meta[i];
         if (len - pos < 8) {
-            status = hurray__fail(HURRAY_ERROR_CORRUPT, "reader: metadata pair %llu runs past "
-                                  "the index", (unsigned long long)i);
+            status = hurray__fail(HURRAY_ERROR_CORRUPT,
+                                  "reader: metadata pair %llu runs past "
+                                  "the index",
+                                  (unsigned long long)i);
             break;
         }
         m->key_len = hurray__le32(ix + pos);
@@ -293,8 +313,10 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
             if (added < 0) {
                 status = hurray__fail(HURRAY_ERROR_NO_MEMORY, "reader: cannot index the keys");
             } else if (added == 0) {
-                status = hurray__fail(HURRAY_ERROR_CORRUPT, "reader: metadata key '%.*s' appears "
-                                      "twice", (int)(m->key_len > 200 ? 200 : m->key_len),
+                status = hurray__fail(HURRAY_ERROR_CORRUPT,
+                                      "reader: metadata key '%.*s' appears "
+                                      "twice",
+                                      (int)(m->key_len > 200 ? 200 : m->key_len),
                                       (const char *)m->key);
             }
         }
@@ -302,8 +324,10 @@ static HurrayStatus parse_index(HurrayReader *r, uint64_t index_offset, uint64_t
     hurray__name_set_destroy(&keys);
     HURRAY__TRY(status);
     if (pos != len) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: %llu unexplained bytes at the end of "
-                            "the index", (unsigned long long)(len - pos));
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: %llu unexplained bytes at the end of "
+                            "the index",
+                            (unsigned long long)(len - pos));
     }
     r->count = count;
     r->meta_count = meta_count;
@@ -323,13 +347,17 @@ static HurrayStatus open_reader(HurrayReader *r, const char *path)
                             strerror(errno));
     }
     if (!S_ISREG(st.st_mode)) {
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_reader_open: '%s' is not a regular file "
-                            "(read streams with hurray_frame_read)", path);
+        return hurray__fail(HURRAY_ERROR_IO,
+                            "hurray_reader_open: '%s' is not a regular file "
+                            "(read streams with hurray_frame_read)",
+                            path);
     }
     r->file_len = (uint64_t)st.st_size;
     if (r->file_len < HURRAY__FILE_HEADER_LEN + HURRAY__INDEX_HEADER_LEN + HURRAY__TRAILER_LEN) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: '%s' is %llu bytes, too short for a "
-                            "hurray-io file (truncated?)", path, (unsigned long long)r->file_len);
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: '%s' is %llu bytes, too short for a "
+                            "hurray-io file (truncated?)",
+                            path, (unsigned long long)r->file_len);
     }
     uint8_t header[HURRAY__FILE_HEADER_LEN];
     uint8_t trailer[HURRAY__TRAILER_LEN];
@@ -363,7 +391,7 @@ static HurrayStatus open_reader(HurrayReader *r, const char *path)
     HURRAY__TRY(read_at(r->fd, r->index, index_len, index_offset, "index"));
     if (!hurray__checksum_ok(index_checksum, hurray__hash(r->index, (size_t)index_len))) {
         return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the index's checksum does not match "
-                            "its bytes");
+                                                   "its bytes");
     }
     HURRAY__TRY(parse_index(r, index_offset, index_len));
     if (!(r->flags & HURRAY_READ_NO_MMAP)) {
@@ -375,9 +403,10 @@ static HurrayStatus open_reader(HurrayReader *r, const char *path)
          * place, say) gets a private copy and never reaches the file. */
         void *base = mmap(NULL, (size_t)r->file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, r->fd, 0);
         if (base == MAP_FAILED) {
-            return hurray__fail(HURRAY_ERROR_IO, "hurray_reader_open: cannot map '%s': %s "
-                                "(HURRAY_READ_NO_MMAP reads without mapping)", path,
-                                strerror(errno));
+            return hurray__fail(HURRAY_ERROR_IO,
+                                "hurray_reader_open: cannot map '%s': %s "
+                                "(HURRAY_READ_NO_MMAP reads without mapping)",
+                                path, strerror(errno));
         }
         r->map = malloc(sizeof *r->map);
         if (r->map == NULL) {
@@ -440,7 +469,8 @@ void hurray_reader_destroy(HurrayReader **reader)
 HurrayStatus hurray_reader_count(const HurrayReader *reader, uint64_t *out)
 {
     if (reader == NULL || out == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_reader_count: reader or out is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_reader_count: reader or out is NULL");
     }
     *out = reader->count;
     return HURRAY_OK;
@@ -452,14 +482,16 @@ static HurrayStatus entry_of(const char *fn, const HurrayReader *r, uint64_t ind
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: reader is NULL", fn);
     }
     if (index >= r->count) {
-        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE, "%s: index %llu is out of range for %llu "
-                            "tensors", fn, (unsigned long long)index, (unsigned long long)r->count);
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "%s: index %llu is out of range for %llu "
+                            "tensors",
+                            fn, (unsigned long long)index, (unsigned long long)r->count);
     }
     return HURRAY_OK;
 }
 
-HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index,
-                                const char **out_name, uint64_t *out_len)
+HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index, const char **out_name,
+                                uint64_t *out_len)
 {
     HURRAY__TRY(entry_of("hurray_reader_name", reader, index));
     if (out_name == NULL || out_len == NULL) {
@@ -470,8 +502,8 @@ HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index,
     return HURRAY_OK;
 }
 
-HurrayStatus hurray_reader_find(const HurrayReader *reader, const char *name,
-                                uint64_t name_len, uint64_t *out_index)
+HurrayStatus hurray_reader_find(const HurrayReader *reader, const char *name, uint64_t name_len,
+                                uint64_t *out_index)
 {
     if (reader == NULL || out_index == NULL || (name == NULL && name_len != 0)) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_reader_find: an argument is NULL");
@@ -503,9 +535,10 @@ HurrayStatus hurray_reader_metadata_get(const HurrayReader *reader, uint64_t ind
                             "hurray_reader_metadata_get: an argument is NULL");
     }
     if (index >= reader->meta_count) {
-        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE, "hurray_reader_metadata_get: index %llu "
-                            "is out of range for %llu pairs", (unsigned long long)index,
-                            (unsigned long long)reader->meta_count);
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "hurray_reader_metadata_get: index %llu "
+                            "is out of range for %llu pairs",
+                            (unsigned long long)index, (unsigned long long)reader->meta_count);
     }
     const Meta *m = &reader->meta[index];
     *out_key = (const char *)m->key;
@@ -550,12 +583,16 @@ static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrame
     *prefix = stack;
     HURRAY__TRY(hurray__frame_header_decode(stack, l));
     if (l->frame_len != e->frame_len || l->align_log2 != r->align_log2) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu disagrees with the "
-                            "index about its length or alignment", (unsigned long long)e->offset);
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the frame at %llu disagrees with the "
+                            "index about its length or alignment",
+                            (unsigned long long)e->offset);
     }
     if (HURRAY__FRAME_HEADER_LEN + 8 * (uint64_t)l->buffer_count > first) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu is shorter than its "
-                            "header", (unsigned long long)e->offset);
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the frame at %llu is shorter than its "
+                            "header",
+                            (unsigned long long)e->offset);
     }
     HURRAY__TRY(hurray__frame_layout_finish(stack, stack + HURRAY__FRAME_HEADER_LEN, l));
     if (l->data_offset > first) {
@@ -569,13 +606,17 @@ static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrame
     }
     const uint8_t *p = *prefix;
     if (l->name_len != e->name_len || memcmp(p + l->name_offset, e->name, e->name_len) != 0) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu carries another name "
-                            "than the index", (unsigned long long)e->offset);
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: the frame at %llu carries another name "
+                            "than the index",
+                            (unsigned long long)e->offset);
     }
     uint64_t desc_end = l->descriptor_offset + l->descriptor_len;
     if (!hurray__all_zero(p + desc_end, l->data_offset - desc_end)) {
-        return hurray__fail(HURRAY_ERROR_CORRUPT, "reader: padding in the frame at %llu is not "
-                            "zero", (unsigned long long)e->offset);
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "reader: padding in the frame at %llu is not "
+                            "zero",
+                            (unsigned long long)e->offset);
     }
     for (uint32_t i = 0; i < l->buffer_count; i++) {
         uint64_t end = l->buffer_offset[i] + l->buffer_len[i];
@@ -587,8 +628,10 @@ static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrame
     HURRAY__TRY(check_zero_at(r, e->offset + l->end_offset + 8, l->frame_len - l->end_offset - 8,
                               "padding after the frame checksum"));
     if (!hurray__checksum_ok(e->checksum, hurray__le64(end_block))) {
-        return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the frame at %llu and the index "
-                            "disagree about its checksum", (unsigned long long)e->offset);
+        return hurray__fail(HURRAY_ERROR_CHECKSUM,
+                            "reader: the frame at %llu and the index "
+                            "disagree about its checksum",
+                            (unsigned long long)e->offset);
     }
     return HURRAY_OK;
 }
@@ -598,7 +641,8 @@ static HurrayStatus verify_mapped(const HurrayReader *r, const Entry *e, const H
     const uint8_t *p = (const uint8_t *)r->map->base + e->offset;
     uint64_t got = hurray__hash(p, (size_t)l->end_offset);
     if (!hurray__checksum_ok(e->checksum, got)) {
-        return hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: tensor '%.*s' does not match its "
+        return hurray__fail(HURRAY_ERROR_CHECKSUM,
+                            "reader: tensor '%.*s' does not match its "
                             "checksum (stored %016llx, computed %016llx)",
                             (int)(e->name_len > 200 ? 200 : e->name_len), (const char *)e->name,
                             (unsigned long long)e->checksum, (unsigned long long)got);
@@ -645,8 +689,8 @@ static HurrayStatus read_frame_at(const HurrayReader *r, const Entry *e, int ver
     FrameCursor c = {.fd = r->fd, .pos = e->offset, .end = e->offset + e->frame_len};
     HurrayBuffer *name = NULL;
     uint64_t checksum = 0, consumed = 0;
-    HURRAY__TRY(hurray__frame_read(cursor_read, &c, verify, &name, out_context, out_list,
-                                   &checksum, &consumed));
+    HURRAY__TRY(hurray__frame_read(cursor_read, &c, verify, &name, out_context, out_list, &checksum,
+                                   &consumed));
     HurrayStatus status = HURRAY_OK;
     void *name_data = NULL;
     uint64_t name_len = 0;
@@ -657,14 +701,20 @@ static HurrayStatus read_frame_at(const HurrayReader *r, const Entry *e, int ver
         status = hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu is empty",
                               (unsigned long long)e->offset);
     } else if (consumed != e->frame_len) {
-        status = hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu disagrees with the "
-                              "index about its length", (unsigned long long)e->offset);
+        status = hurray__fail(HURRAY_ERROR_CORRUPT,
+                              "reader: the frame at %llu disagrees with the "
+                              "index about its length",
+                              (unsigned long long)e->offset);
     } else if (name_len != e->name_len || memcmp(name_data, e->name, e->name_len) != 0) {
-        status = hurray__fail(HURRAY_ERROR_CORRUPT, "reader: the frame at %llu carries another "
-                              "name than the index", (unsigned long long)e->offset);
+        status = hurray__fail(HURRAY_ERROR_CORRUPT,
+                              "reader: the frame at %llu carries another "
+                              "name than the index",
+                              (unsigned long long)e->offset);
     } else if (!hurray__checksum_ok(e->checksum, checksum)) {
-        status = hurray__fail(HURRAY_ERROR_CHECKSUM, "reader: the frame at %llu and the index "
-                              "disagree about its checksum", (unsigned long long)e->offset);
+        status = hurray__fail(HURRAY_ERROR_CHECKSUM,
+                              "reader: the frame at %llu and the index "
+                              "disagree about its checksum",
+                              (unsigned long long)e->offset);
     }
     hurray_buffer_destroy(&name);
     if (status != HURRAY_OK) {
@@ -720,8 +770,7 @@ static HurrayStatus mapped_pair(const HurrayReader *r, const Entry *e, const Hur
 }
 
 HurrayStatus hurray_reader_tensor(const HurrayReader *reader, uint64_t index,
-                                  HurrayTensorContext **out_context,
-                                  HurrayBufferList **out_list)
+                                  HurrayTensorContext **out_context, HurrayBufferList **out_list)
 {
     HURRAY__TRY(entry_of("hurray_reader_tensor", reader, index));
     if (out_context == NULL || out_list == NULL) {

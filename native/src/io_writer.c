@@ -46,7 +46,7 @@ typedef struct WMeta {
 struct HurrayWriter {
     int fd;
     int replaced_fd; /* the file finish renamed over, held until destroy; -1 if none */
-    int failed;   /* a write failed: the file is unusable, finish refuses */
+    int failed;      /* a write failed: the file is unusable, finish refuses */
     int finished;
     uint32_t align_log2;
     uint64_t pos;
@@ -145,8 +145,10 @@ static HurrayStatus open_temp(HurrayWriter *w)
         }
     }
     if (w->fd < 0) {
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_open: no free temporary name beside "
-                            "'%s'", w->path);
+        return hurray__fail(HURRAY_ERROR_IO,
+                            "hurray_writer_open: no free temporary name beside "
+                            "'%s'",
+                            w->path);
     }
     /* Replacing a file keeps its permission bits. */
     struct stat st;
@@ -216,11 +218,14 @@ static HurrayStatus usable(const char *fn, const HurrayWriter *w)
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: writer is NULL", fn);
     }
     if (w->finished) {
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "%s: the writer is already finished", fn);
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "%s: the writer is already finished",
+                            fn);
     }
     if (w->failed) {
-        return hurray__fail(HURRAY_ERROR_IO, "%s: an earlier write failed; the file cannot be "
-                            "finished", fn);
+        return hurray__fail(HURRAY_ERROR_IO,
+                            "%s: an earlier write failed; the file cannot be "
+                            "finished",
+                            fn);
     }
     return HURRAY_OK;
 }
@@ -241,7 +246,8 @@ static void *grown(void *items, uint64_t *capacity, size_t item_size, uint64_t f
 {
     uint64_t cap = *capacity == 0 ? first : *capacity * 2;
     size_t bytes;
-    if (cap < *capacity || cap > SIZE_MAX || __builtin_mul_overflow((size_t)cap, item_size, &bytes)) {
+    if (cap < *capacity || cap > SIZE_MAX ||
+        __builtin_mul_overflow((size_t)cap, item_size, &bytes)) {
         return NULL;
     }
     void *p = realloc(items, bytes);
@@ -251,23 +257,22 @@ static void *grown(void *items, uint64_t *capacity, size_t item_size, uint64_t f
     return p;
 }
 
-HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
-                                        uint64_t key_len, const char *value,
-                                        uint64_t value_len)
+HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key, uint64_t key_len,
+                                        const char *value, uint64_t value_len)
 {
     HURRAY__TRY(usable("hurray_writer_set_metadata", writer));
     if ((key == NULL && key_len != 0) || (value == NULL && value_len != 0)) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_writer_set_metadata: key or value "
-                            "is NULL");
+                                                        "is NULL");
     }
     if (key_len > UINT32_MAX || value_len > UINT32_MAX) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_writer_set_metadata: a key or "
-                            "value longer than 4 GiB");
+                                                           "value longer than 4 GiB");
     }
     if (!hurray__utf8_valid((const uint8_t *)key, key_len) ||
         !hurray__utf8_valid((const uint8_t *)value, value_len)) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_writer_set_metadata: key and "
-                            "value must be UTF-8");
+                                                           "value must be UTF-8");
     }
     if (writer->meta_count == writer->meta_capacity) {
         WMeta *m = grown(writer->meta, &writer->meta_capacity, sizeof *m, 8);
@@ -291,24 +296,27 @@ HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key,
         if (added < 0) {
             return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_set_metadata: cannot grow");
         }
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_writer_set_metadata: key "
-                            "'%.*s' is already set", (int)(key_len > 200 ? 200 : key_len), key);
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                            "hurray_writer_set_metadata: key "
+                            "'%.*s' is already set",
+                            (int)(key_len > 200 ? 200 : key_len), key);
     }
     writer->meta[writer->meta_count++] = m;
     return HURRAY_OK;
 }
 
 HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t name_len,
-                               const HurrayTensorContext *context,
-                               const HurrayBufferList *list)
+                               const HurrayTensorContext *context, const HurrayBufferList *list)
 {
     HURRAY__TRY(usable("hurray_writer_add", writer));
     if (name == NULL && name_len != 0) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_writer_add: name is NULL");
     }
     if (name_len > HURRAY__MAX_NAME_LEN) {
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_writer_add: name is %llu "
-                            "bytes, at most %u", (unsigned long long)name_len, HURRAY__MAX_NAME_LEN);
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                            "hurray_writer_add: name is %llu "
+                            "bytes, at most %u",
+                            (unsigned long long)name_len, HURRAY__MAX_NAME_LEN);
     }
     if (writer->count == writer->capacity) {
         WEntry *e = grown(writer->entries, &writer->capacity, sizeof *e, 16);
@@ -317,7 +325,8 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
         }
         writer->entries = e;
     }
-    WEntry e = {.offset = writer->pos, .name = copy_bytes(name, name_len),
+    WEntry e = {.offset = writer->pos,
+                .name = copy_bytes(name, name_len),
                 .name_len = (uint32_t)name_len};
     if (e.name == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_add: cannot allocate");
@@ -325,9 +334,10 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
     uint64_t existing;
     if (hurray__name_set_find(writer->names, e.name, e.name_len, &existing)) {
         free(e.name);
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_writer_add: a tensor named "
-                            "'%.*s' was already added", (int)(name_len > 200 ? 200 : name_len),
-                            name);
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                            "hurray_writer_add: a tensor named "
+                            "'%.*s' was already added",
+                            (int)(name_len > 200 ? 200 : name_len), name);
     }
     /* The frame writer checks the name, the descriptor and the buffers
      * before its first byte, so a refused tensor leaves the file usable. */
@@ -359,16 +369,20 @@ static HurrayStatus sync_directory(const char *path)
     int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(copy);
     if (fd < 0) {
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_finish: cannot open the directory of "
-                            "'%s': %s", path, strerror(errno));
+        return hurray__fail(HURRAY_ERROR_IO,
+                            "hurray_writer_finish: cannot open the directory of "
+                            "'%s': %s",
+                            path, strerror(errno));
     }
     int rc = fsync(fd);
     int err = errno;
     close(fd);
     /* Some file systems cannot sync a directory; the rename is still done. */
     if (rc != 0 && err != EINVAL && err != EROFS) {
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_finish: cannot sync the directory of "
-                            "'%s': %s", path, strerror(err));
+        return hurray__fail(HURRAY_ERROR_IO,
+                            "hurray_writer_finish: cannot sync the directory of "
+                            "'%s': %s",
+                            path, strerror(err));
     }
     return HURRAY_OK;
 }
@@ -383,8 +397,10 @@ static HurrayStatus write_index(HurrayWriter *w)
         len += (8 + (uint64_t)w->meta[i].key_len + w->meta[i].value_len + 7) & ~7ull;
     }
     if (len > HURRAY__MAX_INDEX_LEN) {
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_writer_finish: the index would "
-                            "take %llu bytes, more than a reader accepts", (unsigned long long)len);
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                            "hurray_writer_finish: the index would "
+                            "take %llu bytes, more than a reader accepts",
+                            (unsigned long long)len);
     }
     uint8_t *ix = calloc(1, (size_t)len);
     if (ix == NULL) {

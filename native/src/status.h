@@ -28,17 +28,16 @@
 
 /* Formats the message (printf-style) into this thread's buffer and returns
  * status unchanged. */
-HurrayStatus hurray__fail(HurrayStatus status, const char *fmt, ...)
-    HURRAY__FAILURE_PATH(2, 3);
+HurrayStatus hurray__fail(HurrayStatus status, const char *fmt, ...) HURRAY__FAILURE_PATH(2, 3);
 
 /* Returns the status of `expr` from the enclosing function unless it is
  * HURRAY_OK; the message was already recorded by whoever failed. */
-#define HURRAY__TRY(expr)                          \
-    do {                                           \
-        HurrayStatus try_status_ = (expr);         \
-        if (try_status_ != HURRAY_OK) {            \
-            return try_status_;                    \
-        }                                          \
+#define HURRAY__TRY(expr)                  \
+    do {                                   \
+        HurrayStatus try_status_ = (expr); \
+        if (try_status_ != HURRAY_OK) {    \
+            return try_status_;            \
+        }                                  \
     } while (0)
 
 #endif /* HURRAY_STATUS_INTERNAL_H */

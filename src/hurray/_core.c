@@ -40,25 +40,25 @@ typedef struct Slots {
 } Slots;
 
 static Slots slot;
-static PyTypeObject *tensor_type;     /* hurray.Tensor, exactly */
-static PyTypeObject *descriptor_type; /* hurray.Descriptor, exactly */
-static PyObject *numpy_codes;         /* {np.dtype: (code, byte order, packing or None)} */
-static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtype} */
-static PyObject *from_numpy_py;       /* the Python from_numpy */
-static PyObject *array_py;            /* the Python Tensor.__array__ */
-static PyObject *from_hurray_py;      /* the Python from_hurray */
-static PyObject *consume_fn;          /* hurray._protocol.consume */
-static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
-#define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
-static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
-static PyObject *dlpack_export;       /* hurray._dlpack.export */
-static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
-static PyObject *cpu_device;          /* (kDLCPU, 0) */
-static PyObject *buffer_py;           /* the Python Tensor.buffer */
-static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
+static PyTypeObject *tensor_type;             /* hurray.Tensor, exactly */
+static PyTypeObject *descriptor_type;         /* hurray.Descriptor, exactly */
+static PyObject *numpy_codes;                 /* {np.dtype: (code, byte order, packing or None)} */
+static PyObject *numpy_dtypes;                /* {code * 2 + byte order: builtin np.dtype} */
+static PyObject *from_numpy_py;               /* the Python from_numpy */
+static PyObject *array_py;                    /* the Python Tensor.__array__ */
+static PyObject *from_hurray_py;              /* the Python from_hurray */
+static PyObject *consume_fn;                  /* hurray._protocol.consume */
+static PyObject *descriptors;                 /* protocol._descriptors: {bytes: Descriptor} */
+#define DESCRIPTOR_CACHE_SIZE 256             /* as protocol._DESCRIPTOR_CACHE_SIZE */
+static PyObject *dlpack_py;                   /* the Python Tensor.__dlpack__ */
+static PyObject *dlpack_export;               /* hurray._dlpack.export */
+static PyObject *dlpack_plans;                /* dlpack._PLANS: {descriptor bytes: _Plan} */
+static PyObject *cpu_device;                  /* (kDLCPU, 0) */
+static PyObject *buffer_py;                   /* the Python Tensor.buffer */
+static PyObject *check_spans_py;              /* _checks.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
-static PyObject *array_names[2];      /* "dtype", "copy", interned (module init) */
-static PyObject *dlpack_names[4];     /* "stream", "max_version", "dl_device", "copy" */
+static PyObject *array_names[2];              /* "dtype", "copy", interned (module init) */
+static PyObject *dlpack_names[4];             /* "stream", "max_version", "dl_device", "copy" */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
@@ -254,10 +254,10 @@ static HurrayDescriptor *describe_array(PyArrayObject *arr, PyObject *codes, uin
 }
 
 PyDoc_STRVAR(from_numpy_doc,
-"from_numpy(array, /) -> Tensor\n"
-"\n"
-"hurray.from_numpy's common case in C: a plain ndarray of a dtype the\n"
-"Python implementation has seen. Anything else goes to that implementation.");
+             "from_numpy(array, /) -> Tensor\n"
+             "\n"
+             "hurray.from_numpy's common case in C: a plain ndarray of a dtype the\n"
+             "Python implementation has seen. Anything else goes to that implementation.");
 
 static PyObject *core_from_numpy(PyObject *module, PyObject *array)
 {
@@ -287,9 +287,9 @@ static PyObject *core_from_numpy(PyObject *module, PyObject *array)
     PyObject *span = span_tuple((uint64_t)(uintptr_t)address, nbytes);
     PyObject *spans = span == NULL ? NULL : PyTuple_Pack(1, span);
     Py_XDECREF(span);
-    PyObject *tensor = spans == NULL ? NULL
-                                     : new_tensor(descriptor, spans, array,
-                                                  !PyArray_ISWRITEABLE(arr));
+    PyObject *tensor = spans == NULL
+                           ? NULL
+                           : new_tensor(descriptor, spans, array, !PyArray_ISWRITEABLE(arr));
     Py_XDECREF(spans);
     Py_DECREF(descriptor);
     return tensor;
@@ -374,11 +374,11 @@ static PyObject *consume_to_tensor(PyObject *capsule)
 }
 
 PyDoc_STRVAR(from_hurray_doc,
-"from_hurray(obj, /) -> Tensor\n"
-"\n"
-"hurray.from_hurray's common cases in C: a plain writable Tensor (exported\n"
-"and consumed without a Python frame) and a PyCapsule. Anything else goes\n"
-"to the Python implementation, which also raises every refusal.");
+             "from_hurray(obj, /) -> Tensor\n"
+             "\n"
+             "hurray.from_hurray's common cases in C: a plain writable Tensor (exported\n"
+             "and consumed without a Python frame) and a PyCapsule. Anything else goes\n"
+             "to the Python implementation, which also raises every refusal.");
 
 static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
 {
@@ -417,8 +417,7 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
  * keyword, too many positionals -- which the Python half then parses and
  * refuses with its own message. */
 static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                     const char *const *names, PyObject **interned, int npos, int n,
-                     PyObject **out)
+                     const char *const *names, PyObject **interned, int npos, int n, PyObject **out)
 {
     for (int i = 0; i < n; i++) {
         out[i] = NULL;
@@ -496,8 +495,7 @@ static PyMemberDef view_base_members[] = {
 };
 
 static PyTypeObject ViewBaseType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hurray._core.ViewBase",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._core.ViewBase",
     .tp_basicsize = sizeof(ViewBase),
     .tp_dealloc = (destructor)view_base_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -593,10 +591,9 @@ static PyObject *plain_view(PyObject *self)
         return NULL;
     }
     Py_INCREF(dt); /* PyArray_NewFromDescr steals it */
-    PyObject *array = PyArray_NewFromDescr(
-        &PyArray_Type, dt, (int)rank, dims, steps,
-        (void *)(uintptr_t)(base_address + byte_offset), readonly ? 0 : NPY_ARRAY_WRITEABLE,
-        NULL);
+    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, dt, (int)rank, dims, steps,
+                                           (void *)(uintptr_t)(base_address + byte_offset),
+                                           readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
     if (array == NULL) {
         PyErr_Clear();
         return NULL;
@@ -615,17 +612,17 @@ static PyObject *plain_view(PyObject *self)
 }
 
 PyDoc_STRVAR(array_doc,
-"__array__(dtype=None, copy=None) -> numpy.ndarray\n"
-"\n"
-"A zero-copy view of the values (see Tensor.__array__); the plain case in C.");
+             "__array__(dtype=None, copy=None) -> numpy.ndarray\n"
+             "\n"
+             "A zero-copy view of the values (see Tensor.__array__); the plain case in C.");
 
-static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf,
-                           PyObject *kwnames)
+static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     static const char *const names[] = {"dtype", "copy"};
     PyObject *given[2];
     if (Py_TYPE(self) == tensor_type &&
-        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, array_names, 2, 2, given) == 0 &&
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, array_names, 2, 2, given) ==
+            0 &&
         given[0] == Py_None && (given[1] == Py_None || given[1] == Py_False)) {
         PyObject *view = plain_view(self);
         if (view != NULL || PyErr_Occurred()) {
@@ -641,12 +638,12 @@ static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))cor
 /* ---- Descriptor.decode -------------------------------------------------- */
 
 PyDoc_STRVAR(decode_doc,
-"decode(data, /) -> Descriptor or None\n"
-"\n"
-"Descriptor.decode for a bytes object, in C: hurray_descriptor_decode (which\n"
-"checks every rule), and a Descriptor owning the result, its encoding the\n"
-"bytes given. None when decode refuses: Descriptor.decode then decodes in\n"
-"Python to raise the error that names the rule.");
+             "decode(data, /) -> Descriptor or None\n"
+             "\n"
+             "Descriptor.decode for a bytes object, in C: hurray_descriptor_decode (which\n"
+             "checks every rule), and a Descriptor owning the result, its encoding the\n"
+             "bytes given. None when decode refuses: Descriptor.decode then decodes in\n"
+             "Python to raise the error that names the rule.");
 
 static PyObject *core_decode(PyObject *module, PyObject *data)
 {
@@ -691,7 +688,8 @@ static PyObject *plain_buffer(PyObject *self, PyObject *index)
     }
     unsigned long long address = as_u64(PyTuple_GET_ITEM(span, 0));
     unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
-    if (PyErr_Occurred() || nbytes == 0 || address == 0 || nbytes > (unsigned long long)NPY_MAX_INTP) {
+    if (PyErr_Occurred() || nbytes == 0 || address == 0 ||
+        nbytes > (unsigned long long)NPY_MAX_INTP) {
         PyErr_Clear();
         return NULL; /* numpy would allocate for a NULL or empty span */
     }
@@ -701,8 +699,8 @@ static PyObject *plain_buffer(PyObject *self, PyObject *index)
         return NULL;
     }
     npy_intp dims[1] = {(npy_intp)nbytes};
-    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_UINT8), 1,
-                                           dims, NULL, (void *)(uintptr_t)address,
+    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_UINT8), 1, dims,
+                                           NULL, (void *)(uintptr_t)address,
                                            readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
     if (array == NULL) {
         return NULL;
@@ -737,11 +735,11 @@ static PyMethodDef buffer_method = {
               "alive (read-only when the tensor is).")};
 
 PyDoc_STRVAR(tensor_from_spans_doc,
-"tensor_from_spans(descriptor, spans, owner, readonly, /) -> Tensor\n"
-"\n"
-"Tensor._from_spans in C: spans, a tuple of (address, nbytes) int pairs this\n"
-"package made, are proven against descriptor by\n"
-"hurray_descriptor_check_buffers before the Tensor exists.");
+             "tensor_from_spans(descriptor, spans, owner, readonly, /) -> Tensor\n"
+             "\n"
+             "Tensor._from_spans in C: spans, a tuple of (address, nbytes) int pairs this\n"
+             "package made, are proven against descriptor by\n"
+             "hurray_descriptor_check_buffers before the Tensor exists.");
 
 static PyObject *core_tensor_from_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -842,8 +840,14 @@ static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
     if (data == NULL) {
         return NULL;
     }
-    PyObject *args[8] = {self, data, PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
-                         PyTuple_GET_ITEM(plan, 5), PyTuple_GET_ITEM(plan, 6), NULL, Py_True};
+    PyObject *args[8] = {self,
+                         data,
+                         PyTuple_GET_ITEM(plan, 1),
+                         PyTuple_GET_ITEM(plan, 2),
+                         PyTuple_GET_ITEM(plan, 5),
+                         PyTuple_GET_ITEM(plan, 6),
+                         NULL,
+                         Py_True};
     PyObject *flags = PyLong_FromLong(0);
     if (flags == NULL) {
         Py_DECREF(data);
@@ -857,18 +861,19 @@ static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
 }
 
 PyDoc_STRVAR(dlpack_doc,
-"__dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None)\n"
-"\n"
-"A DLPack capsule sharing the tensor's memory (see hurray.dlpack); the plain\n"
-"zero-copy versioned case in C.");
+             "__dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None)\n"
+             "\n"
+             "A DLPack capsule sharing the tensor's memory (see hurray.dlpack); the plain\n"
+             "zero-copy versioned case in C.");
 
 static PyObject *core_dlpack(PyObject *self, PyObject *const *args, size_t nargsf,
-                            PyObject *kwnames)
+                             PyObject *kwnames)
 {
     static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
     PyObject *given[4];
     if (Py_TYPE(self) == tensor_type &&
-        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, dlpack_names, 1, 4, given) == 0 &&
+        read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, dlpack_names, 1, 4, given) ==
+            0 &&
         given[0] == Py_None && (given[3] == Py_None || given[3] == Py_False) &&
         (given[2] == Py_None || PyObject_RichCompareBool(given[2], cpu_device, Py_EQ) == 1)) {
         PyObject *capsule = plain_dlpack(self, given[1]);
@@ -893,11 +898,12 @@ static PyMethodDef dlpack_device_method = {
     "__dlpack_device__", core_dlpack_device, METH_NOARGS,
     PyDoc_STR("__dlpack_device__() -> (kDLCPU, 0): Hurray tensors live in host memory.")};
 
-PyDoc_STRVAR(setup_dlpack_doc,
-"setup_dlpack(dlpack, export, plans, cpu_device, /) -> (__dlpack__, __dlpack_device__)\n"
-"\n"
-"Called once by hurray.dlpack (after setup()): the Python Tensor.__dlpack__,\n"
-"hurray._dlpack.export, the plan cache, and (kDLCPU, 0).");
+PyDoc_STRVAR(
+    setup_dlpack_doc,
+    "setup_dlpack(dlpack, export, plans, cpu_device, /) -> (__dlpack__, __dlpack_device__)\n"
+    "\n"
+    "Called once by hurray.dlpack (after setup()): the Python Tensor.__dlpack__,\n"
+    "hurray._dlpack.export, the plan cache, and (kDLCPU, 0).");
 
 static PyObject *core_setup_dlpack(PyObject *module, PyObject *args)
 {
@@ -948,12 +954,12 @@ static int offset_of(PyTypeObject *type, const char *name, Py_ssize_t *out)
 }
 
 PyDoc_STRVAR(setup_doc,
-"setup(Tensor, Descriptor, numpy_codes, numpy_dtypes, from_numpy, array, /)\n"
-"\n"
-"Called once by hurray.tensor: the classes whose slots this module fills,\n"
-"the two lookup tables the Python side fills as it meets dtypes, the\n"
-"Python implementations everything else goes to. Returns Tensor.__array__\n"
-"in C.");
+             "setup(Tensor, Descriptor, numpy_codes, numpy_dtypes, from_numpy, array, /)\n"
+             "\n"
+             "Called once by hurray.tensor: the classes whose slots this module fills,\n"
+             "the two lookup tables the Python side fills as it meets dtypes, the\n"
+             "Python implementations everything else goes to. Returns Tensor.__array__\n"
+             "in C.");
 
 static PyObject *core_setup(PyObject *module, PyObject *args)
 {
@@ -966,11 +972,12 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
     }
     PyTypeObject *t = (PyTypeObject *)tensor, *d = (PyTypeObject *)descriptor;
     Slots s;
-    if (offset_of(t, "_descriptor", &s.descriptor) < 0 || offset_of(t, "_buffers", &s.buffers) < 0 ||
-        offset_of(t, "_owner", &s.owner) < 0 || offset_of(t, "_readonly", &s.readonly) < 0 ||
-        offset_of(t, "_view", &s.view) < 0 || offset_of(d, "_handle", &s.handle) < 0 ||
-        offset_of(d, "_bytes", &s.bytes) < 0 || offset_of(d, "_fields", &s.fields) < 0 ||
-        offset_of(d, "_box", &s.box) < 0 || offset_of(d, "_address", &s.address) < 0) {
+    if (offset_of(t, "_descriptor", &s.descriptor) < 0 ||
+        offset_of(t, "_buffers", &s.buffers) < 0 || offset_of(t, "_owner", &s.owner) < 0 ||
+        offset_of(t, "_readonly", &s.readonly) < 0 || offset_of(t, "_view", &s.view) < 0 ||
+        offset_of(d, "_handle", &s.handle) < 0 || offset_of(d, "_bytes", &s.bytes) < 0 ||
+        offset_of(d, "_fields", &s.fields) < 0 || offset_of(d, "_box", &s.box) < 0 ||
+        offset_of(d, "_address", &s.address) < 0) {
         return NULL;
     }
     slot = s;
@@ -984,11 +991,11 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-"setup_protocol(from_hurray, consume, descriptors, /)\n"
-"\n"
-"Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-"hurray._protocol.consume, and the descriptor cache; hurray._protocol's C\n"
-"API (the Holder of a Tensor's exchange, ADR-048) is imported here.");
+             "setup_protocol(from_hurray, consume, descriptors, /)\n"
+             "\n"
+             "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
+             "hurray._protocol.consume, and the descriptor cache; hurray._protocol's C\n"
+             "API (the Holder of a Tensor's exchange, ADR-048) is imported here.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
@@ -1014,10 +1021,10 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_memory_doc,
-"setup_memory(buffer, check_spans, /) -> Tensor.buffer in C\n"
-"\n"
-"Called once by hurray.numpy_bridge (after setup()): the Python\n"
-"Tensor.buffer and _checks.check_spans, which the C halves fall back to.");
+             "setup_memory(buffer, check_spans, /) -> Tensor.buffer in C\n"
+             "\n"
+             "Called once by hurray.numpy_bridge (after setup()): the Python\n"
+             "Tensor.buffer and _checks.check_spans, which the C halves fall back to.");
 
 static PyObject *core_setup_memory(PyObject *module, PyObject *args)
 {

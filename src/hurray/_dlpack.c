@@ -54,7 +54,8 @@ _Static_assert(offsetof(DLManagedTensorVersioned, deleter) == 16, "versioned del
 _Static_assert(offsetof(DLManagedTensorVersioned, flags) == 24, "versioned flags offset");
 _Static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "versioned dl_tensor offset");
 #endif
-_Static_assert(DLPACK_MAJOR_VERSION == HURRAY_DLPACK_MAJOR, "the vendored dlpack.h is major version 1");
+_Static_assert(DLPACK_MAJOR_VERSION == HURRAY_DLPACK_MAJOR,
+               "the vendored dlpack.h is major version 1");
 
 /* A DLTensor's rank is an int32; a Hurray descriptor's is at most this. */
 #define DLPACK_BRIDGE_MAX_RANK 64
@@ -123,9 +124,15 @@ static void destroy_untaken(PyObject *capsule, int versioned)
     hurray__py_restore_error(saved);
 }
 
-static void legacy_capsule_destructor(PyObject *capsule) { destroy_untaken(capsule, 0); }
+static void legacy_capsule_destructor(PyObject *capsule)
+{
+    destroy_untaken(capsule, 0);
+}
 
-static void versioned_capsule_destructor(PyObject *capsule) { destroy_untaken(capsule, 1); }
+static void versioned_capsule_destructor(PyObject *capsule)
+{
+    destroy_untaken(capsule, 1);
+}
 
 /* Copies a sequence of Python ints into out[0..n); n must match. */
 static int read_int64s(PyObject *seq, const char *what, Py_ssize_t n, int64_t *out)
@@ -154,11 +161,11 @@ static int read_int64s(PyObject *seq, const char *what, Py_ssize_t n, int64_t *o
 }
 
 PyDoc_STRVAR(export_doc,
-"export(owner, data, code, bits, shape, strides, flags, versioned) -> capsule\n\n"
-"Wrap host memory in a DLPack capsule. `data` is the address of element 0,\n"
-"`strides` count elements. The capsule's deleter holds a strong reference\n"
-"to `owner` and drops it once. With `versioned` false the legacy\n"
-"\"dltensor\" form is made and `flags` must be 0.");
+             "export(owner, data, code, bits, shape, strides, flags, versioned) -> capsule\n\n"
+             "Wrap host memory in a DLPack capsule. `data` is the address of element 0,\n"
+             "`strides` count elements. The capsule's deleter holds a strong reference\n"
+             "to `owner` and drops it once. With `versioned` false the legacy\n"
+             "\"dltensor\" form is made and `flags` must be 0.");
 
 /* An int in 0 .. 255 (as PyArg_ParseTuple's "b" reads it). */
 static int read_byte(PyObject *obj, const char *what, unsigned char *out)
@@ -257,8 +264,9 @@ static PyObject *dlpack_export(PyObject *module, PyObject *const *args, Py_ssize
 
     Py_INCREF(owner);
     PyObject *capsule = versioned
-        ? PyCapsule_New(block, HURRAY_DLPACK_VERSIONED_NAME, versioned_capsule_destructor)
-        : PyCapsule_New(block, HURRAY_DLPACK_NAME, legacy_capsule_destructor);
+                            ? PyCapsule_New(block, HURRAY_DLPACK_VERSIONED_NAME,
+                                            versioned_capsule_destructor)
+                            : PyCapsule_New(block, HURRAY_DLPACK_NAME, legacy_capsule_destructor);
     if (capsule == NULL) {
         free(block);
         Py_DECREF(owner);
@@ -330,14 +338,14 @@ static PyObject *int64_tuple(const int64_t *values, int32_t n)
 }
 
 PyDoc_STRVAR(inspect_doc,
-"inspect(capsule) -> tuple\n\n"
-"Read a producer's DLPack capsule without taking it. Returns\n"
-"(versioned, major, minor) when a versioned capsule has a major version\n"
-"other than 1 (nothing else may be read then), otherwise\n"
-"(versioned, major, minor, flags, device_type, device_id, code, bits, lanes,\n"
-" data, byte_offset, shape, strides, managed), where strides is None when\n"
-"the producer gave none and managed is the address of the managed-tensor\n"
-"struct, for take(). A legacy capsule reports version (0, 0) and flags 0.");
+             "inspect(capsule) -> tuple\n\n"
+             "Read a producer's DLPack capsule without taking it. Returns\n"
+             "(versioned, major, minor) when a versioned capsule has a major version\n"
+             "other than 1 (nothing else may be read then), otherwise\n"
+             "(versioned, major, minor, flags, device_type, device_id, code, bits, lanes,\n"
+             " data, byte_offset, shape, strides, managed), where strides is None when\n"
+             "the producer gave none and managed is the address of the managed-tensor\n"
+             "struct, for take(). A legacy capsule reports version (0, 0) and flags 0.");
 
 static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
 {
@@ -383,19 +391,18 @@ static PyObject *dlpack_inspect(PyObject *module, PyObject *capsule)
     } else {
         strides = Py_NewRef(Py_None);
     }
-    return Py_BuildValue("(OkkKiiiiiKKNNK)", versioned ? Py_True : Py_False, major, minor,
-                         flags, (int)t->device.device_type, (int)t->device.device_id,
-                         (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes,
-                         (unsigned long long)(uintptr_t)t->data,
-                         (unsigned long long)t->byte_offset, shape, strides,
-                         (unsigned long long)(uintptr_t)ptr);
+    return Py_BuildValue("(OkkKiiiiiKKNNK)", versioned ? Py_True : Py_False, major, minor, flags,
+                         (int)t->device.device_type, (int)t->device.device_id, (int)t->dtype.code,
+                         (int)t->dtype.bits, (int)t->dtype.lanes,
+                         (unsigned long long)(uintptr_t)t->data, (unsigned long long)t->byte_offset,
+                         shape, strides, (unsigned long long)(uintptr_t)ptr);
 }
 
 /* The consumer's hold on a producer's tensor: deallocating it calls the
  * producer's deleter, once. */
 typedef struct {
     PyObject_HEAD
-    void *managed;   /* DLManagedTensor or DLManagedTensorVersioned; NULL once released */
+    void *managed; /* DLManagedTensor or DLManagedTensorVersioned; NULL once released */
     int versioned;
     uint64_t flags;
     PyObject *weakrefs;
@@ -449,8 +456,8 @@ static PyObject *owner_get_released(OwnerObject *self, void *closure)
 static PyGetSetDef owner_getset[] = {
     {"readonly", (getter)owner_get_readonly, NULL,
      "True when the producer marked the memory read-only.", NULL},
-    {"versioned", (getter)owner_get_versioned, NULL,
-     "True for a \"dltensor_versioned\" capsule.", NULL},
+    {"versioned", (getter)owner_get_versioned, NULL, "True for a \"dltensor_versioned\" capsule.",
+     NULL},
     {"flags", (getter)owner_get_flags, NULL, "The producer's DLPack flags (0 for legacy).", NULL},
     {"released", (getter)owner_get_released, NULL,
      "True once the producer's deleter has been called.", NULL},
@@ -465,8 +472,7 @@ static PyObject *owner_repr(OwnerObject *self)
 }
 
 static PyTypeObject OwnerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hurray._dlpack.Owner",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._dlpack.Owner",
     .tp_doc = "Holds a producer's DLPack tensor; its deleter runs when this object goes.",
     .tp_basicsize = sizeof(OwnerObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -476,13 +482,12 @@ static PyTypeObject OwnerType = {
     .tp_weaklistoffset = offsetof(OwnerObject, weakrefs),
 };
 
-PyDoc_STRVAR(take_doc,
-"take(capsule, managed, data) -> Owner\n\n"
-"Take ownership of a DLPack capsule that inspect() read: the capsule is\n"
-"renamed to its \"used_\" name and the returned Owner calls the producer's\n"
-"deleter when it is deallocated. `managed` and `data` must be the\n"
-"managed-tensor and data addresses inspect() returned, so that a capsule\n"
-"whose pointer or tensor changed in between is refused.");
+PyDoc_STRVAR(take_doc, "take(capsule, managed, data) -> Owner\n\n"
+                       "Take ownership of a DLPack capsule that inspect() read: the capsule is\n"
+                       "renamed to its \"used_\" name and the returned Owner calls the producer's\n"
+                       "deleter when it is deallocated. `managed` and `data` must be the\n"
+                       "managed-tensor and data addresses inspect() returned, so that a capsule\n"
+                       "whose pointer or tensor changed in between is refused.");
 
 static PyObject *dlpack_take(PyObject *module, PyObject *args)
 {
@@ -545,8 +550,15 @@ static PyMethodDef dlpack_methods[] = {
 };
 
 static struct PyModuleDef dlpack_module = {
-    PyModuleDef_HEAD_INIT, "hurray._dlpack", "The DLPack bridge's C side.", -1, dlpack_methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "hurray._dlpack",
+    "The DLPack bridge's C side.",
+    -1,
+    dlpack_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__dlpack(void)

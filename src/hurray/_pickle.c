@@ -36,7 +36,7 @@ static PyObject *from_spans;      /* hurray._core.tensor_from_spans: checks the 
 static PyObject *refuse_versions; /* pickling._refuse_versions, which raises what is wrong */
 static PyObject *corrupt_error;   /* hurray.errors.CorruptError */
 
-static PyObject *unpickle_fn;     /* hurray.pickling.unpickle_tensor (made here) */
+static PyObject *unpickle_fn; /* hurray.pickling.unpickle_tensor (made here) */
 static PyObject *str_descriptor, *str_buffers, *str_readonly, *str_encode, *str_tobytes;
 
 
@@ -69,8 +69,7 @@ static void span_dealloc(PyObject *self)
 static PyBufferProcs span_as_buffer = {.bf_getbuffer = span_getbuffer};
 
 static PyTypeObject SpanType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hurray._pickle.Span",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._pickle.Span",
     .tp_basicsize = sizeof(Span),
     .tp_dealloc = span_dealloc,
     .tp_as_buffer = &span_as_buffer,
@@ -178,7 +177,9 @@ static PyObject *length_check(PyObject *spans, Py_ssize_t i)
     int shared = 0;
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(spans) && !shared; j++) {
         if (j != i) {
-            shared = PyObject_RichCompareBool(nbytes, PyTuple_GET_ITEM(PyTuple_GET_ITEM(spans, j), 1), Py_EQ);
+            shared = PyObject_RichCompareBool(nbytes,
+                                              PyTuple_GET_ITEM(PyTuple_GET_ITEM(spans, j), 1),
+                                              Py_EQ);
             if (shared < 0) {
                 return NULL;
             }
@@ -199,10 +200,10 @@ static PyObject *length_check(PyObject *spans, Py_ssize_t i)
 /* ---- reduce ------------------------------------------------------------ */
 
 PyDoc_STRVAR(reduce_ex_doc,
-"__reduce_ex__(protocol) -> (hurray.pickling.unpickle_tensor, state)\n"
-"\n"
-"Protocol 5: the buffers out-of-band as PickleBuffers over this tensor's\n"
-"memory, zero-copy; protocols 0 to 4: in-band as bytes (see ADR-043).");
+             "__reduce_ex__(protocol) -> (hurray.pickling.unpickle_tensor, state)\n"
+             "\n"
+             "Protocol 5: the buffers out-of-band as PickleBuffers over this tensor's\n"
+             "memory, zero-copy; protocols 0 to 4: in-band as bytes (see ADR-043).");
 
 static PyObject *pickle_reduce_ex(PyObject *tensor, PyObject *protocol_obj)
 {
@@ -305,8 +306,8 @@ static PyObject *received(Py_ssize_t i, PyObject *obj)
         PyErr_Fetch(&type, &cause, &traceback);
         PyErr_NormalizeException(&type, &cause, &traceback);
         PyErr_Format(corrupt_error,
-                     "pickled tensor: buffer %zd is a %.100s, not a usable buffer (missing?): %S", i,
-                     Py_TYPE(obj)->tp_name, cause != NULL ? cause : Py_None);
+                     "pickled tensor: buffer %zd is a %.100s, not a usable buffer (missing?): %S",
+                     i, Py_TYPE(obj)->tp_name, cause != NULL ? cause : Py_None);
         Py_XDECREF(type);
         Py_XDECREF(cause);
         Py_XDECREF(traceback);
@@ -352,10 +353,11 @@ static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *check, int copy, i
         pickled_fingerprint = PyTuple_GET_ITEM(check, 1);
     }
     if (!PyLong_CheckExact(pickled_nbytes)) {
-        PyErr_Format(corrupt_error,
-                     "pickled tensor: buffer %zd's check must be a length or (length, fingerprint), "
-                     "not %.100s",
-                     i, Py_TYPE(check)->tp_name);
+        PyErr_Format(
+            corrupt_error,
+            "pickled tensor: buffer %zd's check must be a length or (length, fingerprint), "
+            "not %.100s",
+            i, Py_TYPE(check)->tp_name);
         return -1;
     }
     Py_ssize_t nbytes = PyLong_AsSsize_t(pickled_nbytes);
@@ -382,7 +384,8 @@ static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *check, int copy, i
         unsigned long long expected = PyLong_AsUnsignedLongLong(pickled_fingerprint);
         int in_range = !(expected == (unsigned long long)-1 && PyErr_Occurred());
         PyErr_Clear(); /* a fingerprint out of range matches nothing */
-        if (!in_range || fingerprint(PyMemoryView_GET_BUFFER(view)->buf, (size_t)held) != expected) {
+        if (!in_range ||
+            fingerprint(PyMemoryView_GET_BUFFER(view)->buf, (size_t)held) != expected) {
             PyErr_Format(corrupt_error,
                          "pickled tensor: buffer %zd does not match the one pickled "
                          "(out of order among buffers of one length, or changed after pickling)",
@@ -410,31 +413,36 @@ static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *check, int copy, i
 }
 
 PyDoc_STRVAR(unpickle_doc,
-"unpickle_tensor(versions, encoded, readonly, nbytes, buffers, inband_copy=False, /) -> Tensor\n"
-"\n"
-"Rebuild a pickled Tensor, checking everything it is handed first: the\n"
-"versions, the descriptor (decoded and validated in C), each buffer's\n"
-"length (and fingerprint, where pickled) against the one pickled, then\n"
-"every span against the descriptor.\n"
-"The Tensor's owner is the tuple of memoryviews over the received buffer\n"
-"objects; it is read-only if it was when pickled or if any buffer arrives\n"
-"read-only. inband_copy (protocols 0 to 4) says the buffers are the\n"
-"pickle's own bytes: a writable tensor then gets writable copies.");
+             "unpickle_tensor(versions, encoded, readonly, nbytes, buffers, inband_copy=False, /) "
+             "-> Tensor\n"
+             "\n"
+             "Rebuild a pickled Tensor, checking everything it is handed first: the\n"
+             "versions, the descriptor (decoded and validated in C), each buffer's\n"
+             "length (and fingerprint, where pickled) against the one pickled, then\n"
+             "every span against the descriptor.\n"
+             "The Tensor's owner is the tuple of memoryviews over the received buffer\n"
+             "objects; it is read-only if it was when pickled or if any buffer arrives\n"
+             "read-only. inband_copy (protocols 0 to 4) says the buffers are the\n"
+             "pickle's own bytes: a writable tensor then gets writable copies.");
 
 static PyObject *pickle_unpickle(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
     if (nargs != 5 && nargs != 6) {
-        return PyErr_Format(corrupt_error, "pickled tensor: the state has %zd items, not 5 or 6", nargs);
+        return PyErr_Format(corrupt_error, "pickled tensor: the state has %zd items, not 5 or 6",
+                            nargs);
     }
     PyObject *given = args[0];
     if (!PyTuple_CheckExact(given) || PyTuple_GET_SIZE(given) != 2 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(given, 0)) || !PyLong_CheckExact(PyTuple_GET_ITEM(given, 1))) {
+        !PyLong_CheckExact(PyTuple_GET_ITEM(given, 0)) ||
+        !PyLong_CheckExact(PyTuple_GET_ITEM(given, 1))) {
         return raise_through(refuse_versions, given, "pickled tensor: unusable versions");
     }
     int same = PyObject_RichCompareBool(given, versions, Py_EQ);
     if (same <= 0) {
-        return same < 0 ? NULL : raise_through(refuse_versions, given, "pickled tensor: unusable versions");
+        return same < 0
+                   ? NULL
+                   : raise_through(refuse_versions, given, "pickled tensor: unusable versions");
     }
     PyObject *descriptor = decode(args[1]);
     if (descriptor == NULL) {
@@ -450,7 +458,8 @@ static PyObject *pickle_unpickle(PyObject *module, PyObject *const *args, Py_ssi
     }
     if (!PyTuple_CheckExact(sizes) || !PyTuple_CheckExact(buffers) ||
         PyTuple_GET_SIZE(sizes) != PyTuple_GET_SIZE(buffers)) {
-        PyErr_SetString(corrupt_error, "pickled tensor: the buffer lengths and the buffers do not pair up");
+        PyErr_SetString(corrupt_error,
+                        "pickled tensor: the buffer lengths and the buffers do not pair up");
         goto done;
     }
     if (!PyBool_Check(inband_copy)) {
@@ -468,8 +477,8 @@ static PyObject *pickle_unpickle(PyObject *module, PyObject *const *args, Py_ssi
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *view, *span;
-        if (take_buffer(i, PyTuple_GET_ITEM(buffers, i), PyTuple_GET_ITEM(sizes, i), copy, &readonly,
-                        &view, &span) < 0) {
+        if (take_buffer(i, PyTuple_GET_ITEM(buffers, i), PyTuple_GET_ITEM(sizes, i), copy,
+                        &readonly, &view, &span) < 0) {
             goto done;
         }
         PyTuple_SET_ITEM(views, i, view);
@@ -491,20 +500,20 @@ static PyMethodDef unpickle_def = {"unpickle_tensor", (PyCFunction)(void (*)(voi
 
 /* ---- setup -------------------------------------------------------------- */
 
-PyDoc_STRVAR(setup_doc,
-"setup(Tensor, versions, decode, decode_py, tensor_from_spans, refuse_versions, CorruptError, /)\n"
-"    -> Tensor.__reduce_ex__ in C\n"
-"\n"
-"Called once by hurray.pickling: the versions every state carries,\n"
-"hurray._core's decode and tensor_from_spans, the Python functions that\n"
-"raise what is wrong, and the error class for a corrupt state.");
+PyDoc_STRVAR(setup_doc, "setup(Tensor, versions, decode, decode_py, tensor_from_spans, "
+                        "refuse_versions, CorruptError, /)\n"
+                        "    -> Tensor.__reduce_ex__ in C\n"
+                        "\n"
+                        "Called once by hurray.pickling: the versions every state carries,\n"
+                        "hurray._core's decode and tensor_from_spans, the Python functions that\n"
+                        "raise what is wrong, and the error class for a corrupt state.");
 
 static PyObject *pickle_setup(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *tensor, *pair, *dec, *dec_py, *spans_fn, *refuse, *error;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOO!:setup", &PyType_Type, &tensor, &PyTuple_Type, &pair, &dec,
-                          &dec_py, &spans_fn, &refuse, &PyType_Type, &error)) {
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO!:setup", &PyType_Type, &tensor, &PyTuple_Type, &pair,
+                          &dec, &dec_py, &spans_fn, &refuse, &PyType_Type, &error)) {
         return NULL;
     }
     Py_XSETREF(versions, Py_NewRef(pair));

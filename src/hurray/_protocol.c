@@ -12,8 +12,8 @@
  * descriptor, then the buffers, and only then takes the capsule by renaming
  * it (decision 3); lists are destroyed before contexts (decision 4).
  */
-#include "_pyruntime.h"
 #include "_protocol_api.h"
+#include "_pyruntime.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -96,8 +96,7 @@ static PyObject *holder_repr(Holder *self)
 }
 
 static PyTypeObject HolderType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hurray._protocol.Holder",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._protocol.Holder",
     .tp_doc = PyDoc_STR("Owns the buffer list and tensor context taken from a consumed "
                         "capsule, and frees both, list first, when it dies; or, for a "
                         "Tensor exchanged without a capsule, the owner references their "
@@ -169,7 +168,8 @@ bad_number:
     PyErr_Clear();
     raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
                 "span %zd: address and nbytes must be non-negative integers below 2**64, "
-                "got %R", index, span);
+                "got %R",
+                index, span);
     return -1;
 }
 
@@ -223,9 +223,10 @@ static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
 {
     HurrayTensorContext *ctx = NULL;
     Py_INCREF(owner);
-    HurrayStatus status = hurray_tensor_context_new(
-        HURRAY_C_ABI_VERSION, (const uint8_t *)PyBytes_AS_STRING(descriptor),
-        (uint64_t)PyBytes_GET_SIZE(descriptor), owner, hurray__py_owner_release, &ctx);
+    HurrayStatus status = hurray_tensor_context_new(HURRAY_C_ABI_VERSION,
+                                                    (const uint8_t *)PyBytes_AS_STRING(descriptor),
+                                                    (uint64_t)PyBytes_GET_SIZE(descriptor), owner,
+                                                    hurray__py_owner_release, &ctx);
     if (status != HURRAY_OK) {
         Py_DECREF(owner); /* the context never took it */
         raise_status(status, "making the tensor context");
@@ -235,13 +236,13 @@ static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
 }
 
 PyDoc_STRVAR(export_doc,
-"export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
-"\n"
-"A \"hurray_tensor\" capsule over spans, a tuple of (address, nbytes):\n"
-"its pointer a HurrayBufferList, its context a HurrayTensorContext holding\n"
-"the descriptor bytes. Every handle holds a strong reference to owner,\n"
-"which must keep the memory of every span alive. The descriptor is not\n"
-"checked against the spans here; every consumer checks it.");
+             "export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
+             "\n"
+             "A \"hurray_tensor\" capsule over spans, a tuple of (address, nbytes):\n"
+             "its pointer a HurrayBufferList, its context a HurrayTensorContext holding\n"
+             "the descriptor bytes. Every handle holds a strong reference to owner,\n"
+             "which must keep the memory of every span alive. The descriptor is not\n"
+             "checked against the spans here; every consumer checks it.");
 
 static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -314,7 +315,8 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
         if (name != NULL && strcmp(name, USED_CAPSULE_NAME) == 0) {
             raise_error("CapsuleError", HURRAY_OK,
                         "capsule already consumed: it is named '%s'; a Hurray capsule can "
-                        "be read once", USED_CAPSULE_NAME);
+                        "be read once",
+                        USED_CAPSULE_NAME);
         } else if (name == NULL) {
             raise_error("CapsuleError", HURRAY_OK,
                         "capsule has no name; a Hurray capsule is named '%s'", CAPSULE_NAME);
@@ -330,7 +332,8 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
         if (!PyErr_Occurred()) {
             raise_error("NotAContextError", HURRAY_ERROR_NOT_A_CONTEXT,
                         "capsule '%s' has no context; its producer did not attach a "
-                        "HurrayTensorContext", CAPSULE_NAME);
+                        "HurrayTensorContext",
+                        CAPSULE_NAME);
         }
         return -1;
     }
@@ -345,7 +348,8 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
     if (version != HURRAY_C_ABI_VERSION) {
         raise_error("AbiVersionError", HURRAY_ERROR_ABI_VERSION,
                     "capsule context has C ABI version %u; this build of hurray reads C ABI "
-                    "version %u only", (unsigned)version, (unsigned)HURRAY_C_ABI_VERSION);
+                    "version %u only",
+                    (unsigned)version, (unsigned)HURRAY_C_ABI_VERSION);
         return -1;
     }
     HurrayBufferList *list = PyCapsule_GetPointer(capsule, CAPSULE_NAME);
@@ -460,19 +464,19 @@ static PyObject *read_spans(const HurrayBufferList *list, uint64_t count)
 }
 
 PyDoc_STRVAR(consume_doc,
-"consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder, descriptor)\n"
-"\n"
-"Checks a \"hurray_tensor\" capsule -- its name, the context's ABI version\n"
-"(first), the descriptor, the descriptor against the buffers -- and only\n"
-"then takes ownership: renames it \"used_hurray_tensor\" and moves its\n"
-"list and context into holder, which frees them when it dies. spans is a\n"
-"tuple of (address, nbytes) that stays valid while holder lives. On any\n"
-"refusal a HurrayError is raised and the capsule is left as it was. Only a\n"
-"MemoryError can come after the rename; the capsule is then consumed and\n"
-"the handles taken from it are freed. descriptor is (address, box): the\n"
-"HurrayDescriptor it decoded and checked, owned by box (a capsule that\n"
-"destroys it when it dies), for the caller to keep instead of decoding the\n"
-"bytes again.");
+             "consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder, descriptor)\n"
+             "\n"
+             "Checks a \"hurray_tensor\" capsule -- its name, the context's ABI version\n"
+             "(first), the descriptor, the descriptor against the buffers -- and only\n"
+             "then takes ownership: renames it \"used_hurray_tensor\" and moves its\n"
+             "list and context into holder, which frees them when it dies. spans is a\n"
+             "tuple of (address, nbytes) that stays valid while holder lives. On any\n"
+             "refusal a HurrayError is raised and the capsule is left as it was. Only a\n"
+             "MemoryError can come after the rename; the capsule is then consumed and\n"
+             "the handles taken from it are freed. descriptor is (address, box): the\n"
+             "HurrayDescriptor it decoded and checked, owned by box (a capsule that\n"
+             "destroys it when it dies), for the caller to keep instead of decoding the\n"
+             "bytes again.");
 
 static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 {

@@ -9,8 +9,14 @@ static atomic_ullong owner_releases;
 static atomic_ullong owner_leaks;
 
 #if PY_VERSION_HEX >= 0x030C0000
-HurrayPySavedError hurray__py_save_error(void) { return PyErr_GetRaisedException(); }
-void hurray__py_restore_error(HurrayPySavedError saved) { PyErr_SetRaisedException(saved); }
+HurrayPySavedError hurray__py_save_error(void)
+{
+    return PyErr_GetRaisedException();
+}
+void hurray__py_restore_error(HurrayPySavedError saved)
+{
+    PyErr_SetRaisedException(saved);
+}
 #else
 HurrayPySavedError hurray__py_save_error(void)
 {
@@ -127,8 +133,8 @@ PyObject *hurray__py_raise_class(PyObject *cls, PyObject *message, long status)
     return NULL;
 }
 
-PyObject *hurray__py_raise(const char *module, const char *class_name, long status,
-                           const char *fmt, ...)
+PyObject *hurray__py_raise(const char *module, const char *class_name, long status, const char *fmt,
+                           ...)
 {
     va_list args;
     va_start(args, fmt);

@@ -55,9 +55,9 @@ HURRAY__PY_INTERNAL void hurray__py_owner_release_n(void *owner, uint64_t n);
  * many references hurray__py_owner_release dropped and leaked in this
  * extension since it loaded. */
 HURRAY__PY_INTERNAL PyObject *hurray__py_owner_counters(PyObject *module, PyObject *unused);
-#define HURRAY__PY_OWNER_COUNTERS_DOC                                                     \
-    "_owner_counters() -> (released, leaked)\n\n"                                         \
-    "How many owner references this extension's handles and capsules have dropped,\n"     \
+#define HURRAY__PY_OWNER_COUNTERS_DOC                                                 \
+    "_owner_counters() -> (released, leaked)\n\n"                                     \
+    "How many owner references this extension's handles and capsules have dropped,\n" \
     "and how many they leaked because the interpreter was exiting, since it loaded."
 
 /* Raises module.class_name(message, status) -- status None when it is 0
@@ -70,8 +70,7 @@ HURRAY__PY_INTERNAL PyObject *hurray__py_raise(const char *module, const char *c
 
 /* Raises cls(message, status): the one place that makes and sets the
  * exception. Steals message. Always returns NULL. */
-HURRAY__PY_INTERNAL PyObject *hurray__py_raise_class(PyObject *cls, PyObject *message,
-                                                     long status);
+HURRAY__PY_INTERNAL PyObject *hurray__py_raise_class(PyObject *cls, PyObject *message, long status);
 
 /* Adds the capsule type as module.CapsuleType, so Python code tells a
  * capsule by type from the extension itself. 0, or -1 with an error set. */

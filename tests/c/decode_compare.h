@@ -51,7 +51,8 @@ static int decode_same(const HurrayDescriptor *a, const HurrayDescriptor *b)
         }
         const HurrayDescriptorPart *p = &a->parts[role - 1], *q = &b->parts[role - 1];
         if (p->dtype != q->dtype || p->layout != q->layout || p->buffer_index != q->buffer_index ||
-            p->byte_offset != q->byte_offset || a->facts.before[role - 1] != b->facts.before[role - 1] ||
+            p->byte_offset != q->byte_offset ||
+            a->facts.before[role - 1] != b->facts.before[role - 1] ||
             a->facts.after[role - 1] != b->facts.after[role - 1]) {
             return 0;
         }
@@ -69,7 +70,8 @@ static void decode_compare(const uint8_t *bytes, uint64_t len, DecodeTally *tall
     full_message[sizeof full_message - 1] = '\0';
 
     if (quick != NULL) {
-        DECODE_REQUIRE(full_status == HURRAY_OK, "the quick path takes what the full decode refuses");
+        DECODE_REQUIRE(full_status == HURRAY_OK,
+                       "the quick path takes what the full decode refuses");
         DECODE_REQUIRE(decode_same(quick, full), "the quick path reads other fields or facts");
         tally->quick++;
     } else if (full_status == HURRAY_OK) {
@@ -82,7 +84,8 @@ static void decode_compare(const uint8_t *bytes, uint64_t len, DecodeTally *tall
     HurrayStatus status = hurray_descriptor_decode(bytes, len, &public_desc);
     DECODE_REQUIRE(status == full_status, "decode and the full decode answer differently");
     if (status == HURRAY_OK) {
-        DECODE_REQUIRE(decode_same(public_desc, full), "decode and the full decode read differently");
+        DECODE_REQUIRE(decode_same(public_desc, full),
+                       "decode and the full decode read differently");
     } else {
         DECODE_REQUIRE(public_desc == NULL, "a refused decode wrote its out-parameter");
         DECODE_REQUIRE(strcmp(hurray_last_error_message(), full_message) == 0,

@@ -57,9 +57,9 @@ static HurrayDescriptor *quantized(uint32_t dtype, uint32_t rank, const uint64_t
 /* NVFP4: 4-bit values two to a byte, an e4m3 scale per 16 along axis 1. */
 static HurrayDescriptor *nvfp4(const uint64_t *matrix)
 {
-    HurrayDescriptor *desc =
-        quantized(HURRAY_DTYPE_FLOAT4_E2M1FN, 2, matrix, HURRAY_SCHEME_MICROSCALING,
-                  HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT8_E4M3FN);
+    HurrayDescriptor *desc = quantized(HURRAY_DTYPE_FLOAT4_E2M1FN, 2, matrix,
+                                       HURRAY_SCHEME_MICROSCALING, HURRAY_GRANULARITY_PER_BLOCK, 1,
+                                       16, HURRAY_DTYPE_FLOAT8_E4M3FN);
     CHECK_OK(hurray_descriptor_set_packing(desc, HURRAY_PACKING_LSB_FIRST));
     return desc;
 }
@@ -90,13 +90,13 @@ static size_t make_bases(Base *out)
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
     out[n++] = (Base){"uint2 lsb_first", 1, d};
 
-    d = quantized(HURRAY_DTYPE_INT8, 2, matrix, HURRAY_SCHEME_AFFINE,
-                  HURRAY_GRANULARITY_PER_AXIS, 0, 0, HURRAY_DTYPE_FLOAT32);
+    d = quantized(HURRAY_DTYPE_INT8, 2, matrix, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
+                  0, 0, HURRAY_DTYPE_FLOAT32);
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 2, 0, 0));
     out[n++] = (Base){"affine per axis, zero point", 1, d};
 
-    d = quantized(HURRAY_DTYPE_INT4, 2, matrix, HURRAY_SCHEME_AFFINE,
-                  HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT16);
+    d = quantized(HURRAY_DTYPE_INT4, 2, matrix, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_BLOCK,
+                  1, 16, HURRAY_DTYPE_FLOAT16);
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_FLOAT8_E4M3FN, 1,
                                         4096, 0));
@@ -116,8 +116,8 @@ static size_t make_bases(Base *out)
     out[n++] = (Base){"OCP MX fp6 padded", 1, d};
 
     d = nvfp4(matrix);
-    CHECK_OK(
-        hurray_descriptor_set_part(d, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0, 0));
+    CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0,
+                                        0));
     out[n++] = (Base){"NVFP4, global scale", 1, d};
 
     d = plain(HURRAY_DTYPE_UINT8, 2, (const uint64_t[2]){4, 64});
@@ -153,9 +153,10 @@ static void fill_absent_parts(HurrayDescriptor *desc)
 {
     for (uint32_t role = 1; role <= HURRAY_MAX_PARTS; role++) {
         if (!(desc->part_mask & HURRAY__ROLE_BIT(role))) {
-            desc->parts[role - 1] = (HurrayDescriptorPart){
-                .dtype = HURRAY_DTYPE_FLOAT32, .layout = 0, .buffer_index = role - 1,
-                .byte_offset = 0};
+            desc->parts[role - 1] = (HurrayDescriptorPart){.dtype = HURRAY_DTYPE_FLOAT32,
+                                                           .layout = 0,
+                                                           .buffer_index = role - 1,
+                                                           .byte_offset = 0};
         }
     }
 }
@@ -211,10 +212,34 @@ static void sweep_bytes(HurrayDescriptor *desc)
 }
 
 static const uint64_t edges[] = {
-    0, 1, 2, 3, 4, 5, 7, 16, 31, 32, 33, 64, 128, 255, 256,
-    (uint64_t)1 << 31, (uint64_t)1 << 32, (uint64_t)1 << 47, (uint64_t)1 << 48,
-    (uint64_t)INT64_MAX / 255, (uint64_t)INT64_MAX / 255 + 1, (uint64_t)1 << 55, (uint64_t)1 << 56,
-    (uint64_t)1 << 62, (uint64_t)INT64_MAX, (uint64_t)1 << 63, UINT64_MAX - 1, UINT64_MAX,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    7,
+    16,
+    31,
+    32,
+    33,
+    64,
+    128,
+    255,
+    256,
+    (uint64_t)1 << 31,
+    (uint64_t)1 << 32,
+    (uint64_t)1 << 47,
+    (uint64_t)1 << 48,
+    (uint64_t)INT64_MAX / 255,
+    (uint64_t)INT64_MAX / 255 + 1,
+    (uint64_t)1 << 55,
+    (uint64_t)1 << 56,
+    (uint64_t)1 << 62,
+    (uint64_t)INT64_MAX,
+    (uint64_t)1 << 63,
+    UINT64_MAX - 1,
+    UINT64_MAX,
 };
 
 /* GGML and ggml_split need row-major strides: a dimension swept alone

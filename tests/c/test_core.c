@@ -152,8 +152,7 @@ static void test_buffer_from_ptr(void)
     CHECK(untouched == SENTINEL_PTR);
     CHECK_FAIL(hurray_buffer_from_ptr(bytes, 4, counting_release, &refused, NULL),
                HURRAY_ERROR_NULL_ARGUMENT, "out");
-    CHECK_FAIL(hurray_buffer_from_ptr(bytes, UINT64_MAX, counting_release, &refused,
-                                      &untouched),
+    CHECK_FAIL(hurray_buffer_from_ptr(bytes, UINT64_MAX, counting_release, &refused, &untouched),
                HURRAY_ERROR_OVERFLOW, "wraps");
     CHECK(untouched == SENTINEL_PTR);
     CHECK(atomic_load(&refused.calls) == 0);
@@ -203,14 +202,12 @@ static void test_buffer_new(void)
                    HURRAY_ERROR_INVALID_ARGUMENT, "power of two");
     }
     /* Powers of two above the documented maximum of 4096. */
-    CHECK_FAIL(hurray_buffer_new(16, 8192, &untouched), HURRAY_ERROR_INVALID_ARGUMENT,
+    CHECK_FAIL(hurray_buffer_new(16, 8192, &untouched), HURRAY_ERROR_INVALID_ARGUMENT, "alignment");
+    CHECK_FAIL(hurray_buffer_new(16, UINT64_C(1) << 63, &untouched), HURRAY_ERROR_INVALID_ARGUMENT,
                "alignment");
-    CHECK_FAIL(hurray_buffer_new(16, UINT64_C(1) << 63, &untouched),
-               HURRAY_ERROR_INVALID_ARGUMENT, "alignment");
     /* Rounding the length up to the alignment overflows. */
     CHECK_FAIL(hurray_buffer_new(UINT64_MAX, 1, &untouched), HURRAY_ERROR_OVERFLOW, "len");
-    CHECK_FAIL(hurray_buffer_new(UINT64_MAX - 10, 64, &untouched), HURRAY_ERROR_OVERFLOW,
-               "len");
+    CHECK_FAIL(hurray_buffer_new(UINT64_MAX - 10, 64, &untouched), HURRAY_ERROR_OVERFLOW, "len");
     /* Fits the arithmetic but not the address space. */
     CHECK_FAIL(hurray_buffer_new(UINT64_C(1) << 62, 64, &untouched), HURRAY_ERROR_NO_MEMORY,
                "allocate");
@@ -343,8 +340,8 @@ static void test_tensor_context(void)
     }
     Counter owner = {0};
     HurrayTensorContext *ctx = NULL;
-    CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, descriptor, sizeof descriptor,
-                                       &owner, counting_release, &ctx));
+    CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, descriptor, sizeof descriptor, &owner,
+                                       counting_release, &ctx));
     CHECK(ctx != NULL);
 
     /* The frozen header: magic then version, in the first 8 bytes. */
@@ -417,16 +414,15 @@ static void test_tensor_context(void)
                HURRAY_ERROR_NULL_ARGUMENT, "descriptor_bytes");
     CHECK_FAIL(hurray_tensor_context_new(4, NULL, 0, &refused, counting_release, &untouched),
                HURRAY_ERROR_INVALID_ARGUMENT, "descriptor_len");
-    CHECK_FAIL(hurray_tensor_context_new(4, descriptor, 0, &refused, counting_release,
-                                         &untouched),
+    CHECK_FAIL(hurray_tensor_context_new(4, descriptor, 0, &refused, counting_release, &untouched),
                HURRAY_ERROR_INVALID_ARGUMENT, "descriptor_len");
     /* Over-long lengths are refused before a byte is read: the array is
      * only 40 bytes, which the sanitizer build would catch. */
     CHECK_FAIL(hurray_tensor_context_new(4, descriptor, limit + 1, &refused, counting_release,
                                          &untouched),
                HURRAY_ERROR_INVALID_ARGUMENT, "descriptor_len");
-    CHECK_FAIL(hurray_tensor_context_new(4, descriptor, UINT64_MAX, &refused,
-                                         counting_release, &untouched),
+    CHECK_FAIL(hurray_tensor_context_new(4, descriptor, UINT64_MAX, &refused, counting_release,
+                                         &untouched),
                HURRAY_ERROR_INVALID_ARGUMENT, "descriptor_len");
     CHECK(untouched == SENTINEL_PTR);
     CHECK(atomic_load(&refused.calls) == 0);
@@ -438,14 +434,13 @@ static void test_tensor_context(void)
     len = SENTINEL_U64;
     CHECK_FAIL(hurray_tensor_context_abi_version(NULL, &version), HURRAY_ERROR_NULL_ARGUMENT,
                "ctx");
-    CHECK_FAIL(hurray_tensor_context_abi_version(ctx, NULL), HURRAY_ERROR_NULL_ARGUMENT,
-               "out");
-    CHECK_FAIL(hurray_tensor_context_descriptor(NULL, &bytes, &len),
-               HURRAY_ERROR_NULL_ARGUMENT, "ctx");
+    CHECK_FAIL(hurray_tensor_context_abi_version(ctx, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
+    CHECK_FAIL(hurray_tensor_context_descriptor(NULL, &bytes, &len), HURRAY_ERROR_NULL_ARGUMENT,
+               "ctx");
     CHECK_FAIL(hurray_tensor_context_descriptor(ctx, NULL, &len), HURRAY_ERROR_NULL_ARGUMENT,
                "out_bytes");
-    CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, NULL),
-               HURRAY_ERROR_NULL_ARGUMENT, "out_len");
+    CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, NULL), HURRAY_ERROR_NULL_ARGUMENT,
+               "out_len");
     CHECK(version == SENTINEL_U32 && bytes == SENTINEL_PTR && len == SENTINEL_U64);
     hurray_tensor_context_destroy(&ctx);
 }
@@ -472,8 +467,8 @@ static void test_fake_contexts(void)
     CHECK(version == SENTINEL_U32);
     const uint8_t *bytes = SENTINEL_PTR;
     uint64_t len = SENTINEL_U64;
-    CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, &len),
-               HURRAY_ERROR_NOT_A_CONTEXT, "not a HurrayTensorContext");
+    CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, &len), HURRAY_ERROR_NOT_A_CONTEXT,
+               "not a HurrayTensorContext");
     CHECK(bytes == SENTINEL_PTR && len == SENTINEL_U64);
     /* A failure of some other function, only to replace the thread's
      * message: destroy returns nothing, so the message it must leave is the
@@ -496,8 +491,8 @@ static void test_fake_contexts(void)
         CHECK(version == foreign[i]);
         bytes = SENTINEL_PTR;
         len = SENTINEL_U64;
-        CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, &len),
-                   HURRAY_ERROR_ABI_VERSION, "ABI version");
+        CHECK_FAIL(hurray_tensor_context_descriptor(ctx, &bytes, &len), HURRAY_ERROR_ABI_VERSION,
+                   "ABI version");
         CHECK(bytes == SENTINEL_PTR && len == SENTINEL_U64);
         /* Reset the message, as above, so destroy's own message is checked. */
         CHECK_FAIL(hurray_buffer_list_get(NULL, 0, NULL), HURRAY_ERROR_NULL_ARGUMENT, "list");
@@ -536,8 +531,7 @@ typedef struct MessageProbe {
 static void *message_thread(void *arg)
 {
     MessageProbe *probe = arg;
-    snprintf(probe->seen_at_start, sizeof probe->seen_at_start, "%s",
-             hurray_last_error_message());
+    snprintf(probe->seen_at_start, sizeof probe->seen_at_start, "%s", hurray_last_error_message());
     HurrayBufferList *list = NULL;
     CHECK_OK(hurray_buffer_list_new(&list));
     const HurrayBuffer *got = NULL;
@@ -553,8 +547,7 @@ static void test_messages_per_thread(void)
     HurrayBufferList *list = NULL;
     CHECK_OK(hurray_buffer_list_new(&list));
     const HurrayBuffer *got = NULL;
-    CHECK_FAIL(hurray_buffer_list_get(list, 777, &got), HURRAY_ERROR_OUT_OF_RANGE,
-               "index 777");
+    CHECK_FAIL(hurray_buffer_list_get(list, 777, &got), HURRAY_ERROR_OUT_OF_RANGE, "index 777");
 
     /* A successful call does not erase the last failure's message. */
     uint64_t len = 0;
@@ -648,8 +641,8 @@ static void test_many_cycles(void)
 
         Counter released = {0};
         HurrayBuffer *buf = NULL;
-        CHECK_OK(hurray_buffer_from_ptr(descriptor, sizeof descriptor, counting_release,
-                                        &released, &buf));
+        CHECK_OK(hurray_buffer_from_ptr(descriptor, sizeof descriptor, counting_release, &released,
+                                        &buf));
         hurray_buffer_destroy(&buf);
         CHECK(buf == NULL);
         CHECK(atomic_load(&released.calls) == 1);

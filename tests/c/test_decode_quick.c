@@ -87,13 +87,13 @@ static size_t make_bases(Base *out)
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
     add(out, &n, "uint2 lsb_first", 1, d);
 
-    d = quantized(HURRAY_DTYPE_INT8, 2, matrix, HURRAY_SCHEME_AFFINE,
-                  HURRAY_GRANULARITY_PER_AXIS, 0, 0, HURRAY_DTYPE_FLOAT32);
+    d = quantized(HURRAY_DTYPE_INT8, 2, matrix, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
+                  0, 0, HURRAY_DTYPE_FLOAT32);
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 2, 0, 0));
     add(out, &n, "affine per axis, zero point", 1, d);
 
-    d = quantized(HURRAY_DTYPE_INT4, 2, matrix, HURRAY_SCHEME_AFFINE,
-                  HURRAY_GRANULARITY_PER_BLOCK, 1, 16, HURRAY_DTYPE_FLOAT16);
+    d = quantized(HURRAY_DTYPE_INT4, 2, matrix, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_BLOCK,
+                  1, 16, HURRAY_DTYPE_FLOAT16);
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_LSB_FIRST));
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_FLOAT8_E4M3FN, 1,
                                         4096, 0));
@@ -135,7 +135,8 @@ static size_t make_bases(Base *out)
     CHECK_OK(hurray_descriptor_set_packing(d, HURRAY_PACKING_GGML_SPLIT));
     add(out, &n, "int4 ggml_split", 0, d);
 
-    add(out, &n, "2^56 bytes", 0, plain(HURRAY_DTYPE_UINT8, 1, (const uint64_t[1]){(uint64_t)1 << 56}));
+    add(out, &n, "2^56 bytes", 0,
+        plain(HURRAY_DTYPE_UINT8, 1, (const uint64_t[1]){(uint64_t)1 << 56}));
     return n;
 }
 
@@ -248,8 +249,8 @@ int main(void)
         sweep_words(base);
         sweep_lengths(base);
     }
-    printf("quick decode: %lu taken, %lu valid left to the full decode, %lu refused\n",
-           tally.quick, tally.full_valid, tally.refused);
+    printf("quick decode: %lu taken, %lu valid left to the full decode, %lu refused\n", tally.quick,
+           tally.full_valid, tally.refused);
     /* The sweeps stay near valid bases: many variants must still be valid. */
     CHECK(tally.quick > 10000);
     CHECK(tally.full_valid > 1000);

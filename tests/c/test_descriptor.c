@@ -219,7 +219,8 @@ static void exercise(HurrayDescriptor *desc, const uint64_t *sizes, size_t count
         }
         memcpy(shorter, sizes, count * sizeof sizes[0]);
         shorter[i]--;
-        CHECK_FAIL(check_sizes(desc, shorter, count), HURRAY_ERROR_BUFFER_TOO_SMALL, "descriptor: part");
+        CHECK_FAIL(check_sizes(desc, shorter, count), HURRAY_ERROR_BUFFER_TOO_SMALL,
+                   "descriptor: part");
     }
     uint64_t more[HURRAY_MAX_PARTS + 1];
     memcpy(more, sizes, count * sizeof sizes[0]);
@@ -237,7 +238,8 @@ static void exercise(HurrayDescriptor *desc, const uint64_t *sizes, size_t count
 static void set_quant(HurrayDescriptor *desc, uint32_t scheme, uint32_t granularity, uint32_t axis,
                       uint64_t block_size, uint32_t ggml_type)
 {
-    CHECK_OK(hurray_descriptor_set_quantization(desc, scheme, granularity, axis, block_size, ggml_type));
+    CHECK_OK(hurray_descriptor_set_quantization(desc, scheme, granularity, axis, block_size,
+                                                ggml_type));
 }
 
 static void set_part(HurrayDescriptor *desc, uint32_t role, uint32_t dtype, uint64_t buffer,
@@ -342,7 +344,7 @@ static void test_every_dtype_plain(void)
         CHECK(u == HURRAY_BYTE_ORDER_LITTLE);
         uint32_t packing;
         CHECK_OK(hurray_descriptor_packing(desc, &packing));
-        uint32_t want_packing = bits >= 8 ? HURRAY_PACKING_NONE
+        uint32_t want_packing = bits >= 8   ? HURRAY_PACKING_NONE
                                 : bits == 6 ? HURRAY_PACKING_PADDED
                                             : HURRAY_PACKING_LSB_FIRST;
         CHECK(packing == want_packing);
@@ -352,7 +354,8 @@ static void test_every_dtype_plain(void)
         CHECK(scheme == 0 && granularity == 0 && axis == 0 && block == 0 && ggml == 0);
         uint32_t dtype, layout;
         uint64_t index = 9, offset = 9;
-        CHECK_OK(hurray_descriptor_part(desc, HURRAY_ROLE_VALUES, &dtype, &index, &offset, &layout));
+        CHECK_OK(hurray_descriptor_part(desc, HURRAY_ROLE_VALUES, &dtype, &index, &offset,
+                                        &layout));
         CHECK(dtype == code && index == 0 && offset == 0 && layout == HURRAY_PART_LAYOUT_ROW_MAJOR);
         for (uint32_t role = HURRAY_ROLE_SCALE; role <= HURRAY_ROLE_GLOBAL_SCALE; role++) {
             dtype = 777;
@@ -419,7 +422,8 @@ static void test_affine(void)
     set_part(desc, HURRAY_ROLE_ZERO_POINT, HURRAY_DTYPE_INT8, 1, 4, 0);
     uint32_t dtype, layout;
     uint64_t index, offset;
-    CHECK_OK(hurray_descriptor_part(desc, HURRAY_ROLE_ZERO_POINT, &dtype, &index, &offset, &layout));
+    CHECK_OK(hurray_descriptor_part(desc, HURRAY_ROLE_ZERO_POINT, &dtype, &index, &offset,
+                                    &layout));
     CHECK(dtype == HURRAY_DTYPE_INT8 && index == 1 && offset == 4 && layout == 0);
     uint64_t sizes_c2[2] = {32, 5};
     exercise(desc, sizes_c2, 2);
@@ -667,7 +671,8 @@ static void test_strides(void)
     CHECK(got[0] == -4 && got[1] == 1);
     CHECK_OK(check_sizes(desc, (uint64_t[]){48}, 1));
     set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_FLOAT32, 0, 31, 0);
-    CHECK_FAIL(check_sizes(desc, (uint64_t[]){48}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL, "before the start");
+    CHECK_FAIL(check_sizes(desc, (uint64_t[]){48}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL,
+               "before the start");
     set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_FLOAT32, 0, 32, 0);
     exercise(desc, (uint64_t[]){48}, 1);
 
@@ -680,7 +685,8 @@ static void test_strides(void)
     desc = make(HURRAY_DTYPE_FLOAT32, 2, s34);
     CHECK_OK(hurray_descriptor_set_strides(desc, 2, back_cols));
     set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_FLOAT32, 0, 11, 0);
-    CHECK_FAIL(check_sizes(desc, (uint64_t[]){48}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL, "before the start");
+    CHECK_FAIL(check_sizes(desc, (uint64_t[]){48}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL,
+               "before the start");
     hurray_descriptor_destroy(&desc);
 
     /* packed int4 walking backwards: element 3 lies in the high nibble of
@@ -694,7 +700,8 @@ static void test_strides(void)
     desc = make(HURRAY_DTYPE_INT4, 1, s4);
     CHECK_OK(hurray_descriptor_set_strides(desc, 1, minus_one));
     set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_INT4, 0, 1, 0);
-    CHECK_FAIL(check_sizes(desc, (uint64_t[]){3}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL, "before the start");
+    CHECK_FAIL(check_sizes(desc, (uint64_t[]){3}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL,
+               "before the start");
     hurray_descriptor_destroy(&desc);
 
     /* broadcast (stride 0) and transposed */
@@ -722,7 +729,8 @@ static void test_strides(void)
     desc = make(HURRAY_DTYPE_FLOAT32, 1, s4);
     set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_FLOAT32, 0, UINT64_MAX - 7, 0);
     CHECK_OK(hurray_descriptor_validate(desc));
-    CHECK_FAIL(check_sizes(desc, (uint64_t[]){16}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL, "part values");
+    CHECK_FAIL(check_sizes(desc, (uint64_t[]){16}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL,
+               "part values");
     hurray_descriptor_destroy(&desc);
 }
 
@@ -878,8 +886,8 @@ static void test_builder_refusals(void)
     CHECK_FAIL(hurray_descriptor_set_strides(desc, 3, (int64_t[]){1, 1, 1}),
                HURRAY_ERROR_INVALID_ARGUMENT, "rank 2");
     CHECK_FAIL(hurray_descriptor_set_strides(desc, 2, NULL), HURRAY_ERROR_NULL_ARGUMENT, "strides");
-    CHECK_FAIL(hurray_descriptor_set_strides(NULL, 2, (int64_t[]){1, 1}), HURRAY_ERROR_NULL_ARGUMENT,
-               "desc");
+    CHECK_FAIL(hurray_descriptor_set_strides(NULL, 2, (int64_t[]){1, 1}),
+               HURRAY_ERROR_NULL_ARGUMENT, "desc");
     CHECK_FAIL(hurray_descriptor_set_byte_order(desc, 2), HURRAY_ERROR_UNSUPPORTED, "byte order 2");
     CHECK_FAIL(hurray_descriptor_set_packing(desc, 4), HURRAY_ERROR_UNSUPPORTED, "packing 4");
     CHECK_FAIL(hurray_descriptor_set_quantization(desc, 4, 0, 0, 0, 0), HURRAY_ERROR_UNSUPPORTED,
@@ -917,18 +925,19 @@ static void test_builder_refusals(void)
     CHECK_FAIL(hurray_descriptor_packing(desc, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
     CHECK_FAIL(hurray_descriptor_byte_order(desc, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
     CHECK_FAIL(hurray_descriptor_buffer_count(desc, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
-    CHECK_FAIL(hurray_descriptor_quantization(desc, &u, &u, &u, NULL, &u), HURRAY_ERROR_NULL_ARGUMENT,
-               "out_block_size");
+    CHECK_FAIL(hurray_descriptor_quantization(desc, &u, &u, &u, NULL, &u),
+               HURRAY_ERROR_NULL_ARGUMENT, "out_block_size");
     CHECK_FAIL(hurray_descriptor_validate(NULL), HURRAY_ERROR_NULL_ARGUMENT, "desc");
 
     /* encode: NULL arguments and the size query */
     uint64_t len = 0;
     uint8_t bytes[MAX_ENCODED];
-    CHECK_FAIL(hurray_descriptor_encode(NULL, bytes, sizeof bytes, &len), HURRAY_ERROR_NULL_ARGUMENT,
-               "desc");
-    CHECK_FAIL(hurray_descriptor_encode(desc, bytes, sizeof bytes, NULL), HURRAY_ERROR_NULL_ARGUMENT,
-               "out_len");
-    CHECK_FAIL(hurray_descriptor_encode(desc, NULL, 10, &len), HURRAY_ERROR_NULL_ARGUMENT, "capacity");
+    CHECK_FAIL(hurray_descriptor_encode(NULL, bytes, sizeof bytes, &len),
+               HURRAY_ERROR_NULL_ARGUMENT, "desc");
+    CHECK_FAIL(hurray_descriptor_encode(desc, bytes, sizeof bytes, NULL),
+               HURRAY_ERROR_NULL_ARGUMENT, "out_len");
+    CHECK_FAIL(hurray_descriptor_encode(desc, NULL, 10, &len), HURRAY_ERROR_NULL_ARGUMENT,
+               "capacity");
     CHECK_OK(hurray_descriptor_encode(desc, NULL, 0, &len));
     CHECK(len == 32 + 2 * 16 + 16);
     uint64_t need = 0;
@@ -1092,10 +1101,12 @@ static void test_validation_refusals(void)
              HURRAY_PART_LAYOUT_SWIZZLED_128X4);
     expect_invalid(desc, BAD, "swizzled_128x4 needs rank 2 and axis 1 (rank is 3");
     desc = affine_block();
-    set_part(desc, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT16, 1, 0, HURRAY_PART_LAYOUT_SWIZZLED_128X4);
+    set_part(desc, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT16, 1, 0,
+             HURRAY_PART_LAYOUT_SWIZZLED_128X4);
     expect_invalid(desc, BAD, "part scale: layout swizzled_128x4 is only for");
     desc = nvfp4();
-    set_part(desc, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0, HURRAY_PART_LAYOUT_SWIZZLED_128X4);
+    set_part(desc, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32, 2, 0,
+             HURRAY_PART_LAYOUT_SWIZZLED_128X4);
     expect_invalid(desc, BAD, "part global_scale: layout swizzled_128x4 is only for");
     desc = make(HURRAY_DTYPE_INT8, 1, (uint64_t[]){4});
     set_part(desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_INT8, 0, 0, HURRAY_PART_LAYOUT_SWIZZLED_128X4);
@@ -1225,9 +1236,12 @@ static void test_decode_refusals(void)
     expect_patched(base, len, zero + 0, HURRAY_ROLE_SCALE, BAD, "increasing order");
     expect_patched(base, len, zero + 0, HURRAY_ROLE_GLOBAL_SCALE, BAD,
                    "part global_scale: scheme affine has none");
-    expect_patched(base, len, values + 1, 99, UNKNOWN, "descriptor: part values: dtype 99 is unknown");
-    expect_patched(base, len, scale + 1, 99, UNKNOWN, "descriptor: part scale: dtype 99 is unknown");
-    expect_patched(base, len, zero + 1, 0, UNKNOWN, "descriptor: part zero_point: dtype 0 is unknown");
+    expect_patched(base, len, values + 1, 99, UNKNOWN,
+                   "descriptor: part values: dtype 99 is unknown");
+    expect_patched(base, len, scale + 1, 99, UNKNOWN,
+                   "descriptor: part scale: dtype 99 is unknown");
+    expect_patched(base, len, zero + 1, 0, UNKNOWN,
+                   "descriptor: part zero_point: dtype 0 is unknown");
     expect_patched(base, len, scale + 2, 2, UNKNOWN, "part scale: layout 2 is unknown");
     expect_patched(base, len, values + 3, 1, BAD, "part values: reserved");
     expect_patched(base, len, zero + 3, 1, BAD, "part zero_point: reserved");
@@ -1305,10 +1319,14 @@ static void test_sweeps(void)
  * strides and the swizzled scale count; out-parameters untouched on failure. */
 static void test_layout_and_ggml_facts(void)
 {
-    const struct { uint32_t code; const char *name; uint64_t elements, bytes; } ggml[] = {
-        {HURRAY_GGML_Q4_0, "q4_0", 32, 18},  {HURRAY_GGML_Q4_1, "q4_1", 32, 20},
-        {HURRAY_GGML_Q5_0, "q5_0", 32, 22},  {HURRAY_GGML_Q5_1, "q5_1", 32, 24},
-        {HURRAY_GGML_Q8_0, "q8_0", 32, 34},  {HURRAY_GGML_Q4_K, "q4_k", 256, 144},
+    const struct {
+        uint32_t code;
+        const char *name;
+        uint64_t elements, bytes;
+    } ggml[] = {
+        {HURRAY_GGML_Q4_0, "q4_0", 32, 18},   {HURRAY_GGML_Q4_1, "q4_1", 32, 20},
+        {HURRAY_GGML_Q5_0, "q5_0", 32, 22},   {HURRAY_GGML_Q5_1, "q5_1", 32, 24},
+        {HURRAY_GGML_Q8_0, "q8_0", 32, 34},   {HURRAY_GGML_Q4_K, "q4_k", 256, 144},
         {HURRAY_GGML_Q6_K, "q6_k", 256, 210}, {HURRAY_GGML_MXFP4, "mxfp4", 32, 17},
     };
     for (size_t i = 0; i < sizeof ggml / sizeof ggml[0]; i++) {

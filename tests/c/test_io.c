@@ -196,8 +196,8 @@ static void test_round_trip(uint32_t read_flags, uint32_t write_flags)
         check_same(&want[i], &got[i]);
         check_aligned(&got[i], write_flags & HURRAY_WRITE_PAGE_ALIGN ? 4096 : 64);
     }
-    CHECK_FAIL(hurray_reader_tensor(r, 3, &got[0].context, &got[0].list),
-               HURRAY_ERROR_OUT_OF_RANGE, "out of range");
+    CHECK_FAIL(hurray_reader_tensor(r, 3, &got[0].context, &got[0].list), HURRAY_ERROR_OUT_OF_RANGE,
+               "out of range");
     /* Tensors outlive the reader, and their two halves go in either order. */
     hurray_reader_destroy(&r);
     CHECK(r == NULL);
@@ -624,8 +624,8 @@ static void test_frames(void)
     uint64_t first = m.len;
     CHECK_OK(hurray_frame_write(memory_write, &m, "q\xc3\xa9", 3, q.context, q.list));
     CHECK(m.len % 64 == 0);
-    CHECK_FAIL(hurray_frame_write(failing_write, NULL, "a", 1, a.context, a.list),
-               HURRAY_ERROR_IO, "refused");
+    CHECK_FAIL(hurray_frame_write(failing_write, NULL, "a", 1, a.context, a.list), HURRAY_ERROR_IO,
+               "refused");
     CHECK_FAIL(hurray_frame_write(memory_write, &m, "\x80", 1, a.context, a.list),
                HURRAY_ERROR_INVALID_ARGUMENT, "UTF-8");
     uint64_t whole = m.len;
@@ -747,11 +747,14 @@ static void test_checksum_and_null_arguments(void)
     /* Lengths past 240 bytes take xxh3's vector loops, which run as AVX2 on a
      * CPU that has it: the answers, computed with the SSE2 build, must not
      * change. The bytes come from a fixed LCG. */
-    static const struct { size_t len; uint64_t sum; } long_answers[] = {
-        {129, 0x55964EEC39625032ull},     {240, 0x977B659BDC81FDB1ull},
-        {241, 0x2CB1ED4A30C8BDEDull},     {1000, 0x00187EF5AD20CB35ull},
-        {1024, 0x5EC111A1E5A293AEull},    {4096, 0xA76570548864595Eull},
-        {65536, 0xD062F29C26DA8CF9ull},   {(1u << 20) + 13, 0x6A04B7246E61D533ull},
+    static const struct {
+        size_t len;
+        uint64_t sum;
+    } long_answers[] = {
+        {129, 0x55964EEC39625032ull},   {240, 0x977B659BDC81FDB1ull},
+        {241, 0x2CB1ED4A30C8BDEDull},   {1000, 0x00187EF5AD20CB35ull},
+        {1024, 0x5EC111A1E5A293AEull},  {4096, 0xA76570548864595Eull},
+        {65536, 0xD062F29C26DA8CF9ull}, {(1u << 20) + 13, 0x6A04B7246E61D533ull},
     };
     size_t lcg_len = (1u << 20) + 13;
     unsigned char *lcg = malloc(lcg_len);
