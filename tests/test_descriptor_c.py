@@ -94,50 +94,34 @@ def test_codec_sources_compile_cleanly(tmp_path, optimization):
                      str(NATIVE / "src" / name), "-o", str(tmp_path / (name + ".o"))], timeout=120)
 
 
-# ---- test_accept.c: the quick path against the full check ---------------
+# ---- the quick paths against the full rules --------------------------------
 
-# test_accept.c reads the library's internal header, so it is always built
-# with the sources compiled in; at -O2 because the quick path exists for the
-# optimiser's sake, and under the sanitizers.
+# test_accept.c (the quick acceptance against the full check) and
+# test_decode_quick.c (decode's quick path against the full decode) read the
+# library's internal headers, so they are built with the sources compiled
+# in; at -O2 because the quick paths exist for the optimiser's sake, and
+# under the sanitizers. Each prints its tally line and at least a million checks.
 ACCEPT_FLAGS = [*STRICT, "-I", str(NATIVE / "src")]
-ACCEPT_MIN_CHECKS = 1_000_000
+QUICK_SWEEPS = [("test_accept", "quick path:"), ("test_decode_quick", "quick decode:")]
+QUICK_MIN_CHECKS = 1_000_000
 
 
-def test_quick_acceptance_agrees_with_the_full_check(tmp_path):
-    exe = tmp_path / "test_accept"
-    run_checked([CC, *ACCEPT_FLAGS, "-O2", "-I", str(NATIVE / "include"), str(C_TESTS / "test_accept.c"),
+@pytest.mark.parametrize(("name", "tally"), QUICK_SWEEPS)
+def test_quick_path_agrees_with_the_full_rules(tmp_path, name, tally):
+    exe = tmp_path / name
+    run_checked([CC, *ACCEPT_FLAGS, "-O2", "-I", str(NATIVE / "include"), str(C_TESTS / f"{name}.c"),
                  *library_sources(), "-o", str(exe)], timeout=300)
     result = run_checked([str(exe)], timeout=120)
-    assert "quick path:" in result.stdout
-    assert_checks_passed(result, "test_accept", ACCEPT_MIN_CHECKS)
+    assert tally in result.stdout
+    assert_checks_passed(result, name, QUICK_MIN_CHECKS)
 
 
-def test_quick_acceptance_under_address_and_undefined_sanitizers(tmp_path):
-    exe = build_sanitized(C_TESTS / "test_accept.c", tmp_path / "test_accept_sanitized", ACCEPT_FLAGS,
-                          library_sources())
-    assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_accept", ACCEPT_MIN_CHECKS)
-
-
-# ---- test_decode_quick.c: decode's quick path against the full decode ----
-
-# Like test_accept.c: internals, so the sources are compiled in; -O2, and
-# under the sanitizers.
-DECODE_MIN_CHECKS = 1_000_000
-
-
-def test_quick_decode_agrees_with_the_full_decode(tmp_path):
-    exe = tmp_path / "test_decode_quick"
-    run_checked([CC, *ACCEPT_FLAGS, "-O2", "-I", str(NATIVE / "include"), str(C_TESTS / "test_decode_quick.c"),
-                 *library_sources(), "-o", str(exe)], timeout=300)
-    result = run_checked([str(exe)], timeout=120)
-    assert "quick decode:" in result.stdout
-    assert_checks_passed(result, "test_decode_quick", DECODE_MIN_CHECKS)
-
-
-def test_quick_decode_under_address_and_undefined_sanitizers(tmp_path):
-    exe = build_sanitized(C_TESTS / "test_decode_quick.c", tmp_path / "test_decode_quick_sanitized",
-                          ACCEPT_FLAGS, library_sources())
-    assert_checks_passed(run_sanitized(exe, "detect_leaks=1"), "test_decode_quick", DECODE_MIN_CHECKS)
+@pytest.mark.parametrize(("name", "tally"), QUICK_SWEEPS)
+def test_quick_path_under_address_and_undefined_sanitizers(tmp_path, name, tally):
+    exe = build_sanitized(C_TESTS / f"{name}.c", tmp_path / f"{name}_sanitized", ACCEPT_FLAGS, library_sources())
+    result = run_sanitized(exe, "detect_leaks=1")
+    assert tally in result.stdout
+    assert_checks_passed(result, name, QUICK_MIN_CHECKS)
 
 
 # ---- golden vectors ------------------------------------------------------

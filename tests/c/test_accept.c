@@ -17,6 +17,7 @@
 #include "hurray.h"
 
 #include "check.h"
+#include "sample_descriptors.h"
 
 #define ACCEPT_REQUIRE(cond, what) CHECK((cond) && (what))
 #include "accept_compare.h"
@@ -36,23 +37,6 @@ typedef struct Base {
     int quick; /* 1: the quick path takes it; 0: valid, left to the full check */
     HurrayDescriptor *desc;
 } Base;
-
-static HurrayDescriptor *plain(uint32_t dtype, uint32_t rank, const uint64_t *shape)
-{
-    HurrayDescriptor *desc = NULL;
-    CHECK_OK(hurray_descriptor_new(dtype, rank, shape, &desc));
-    return desc;
-}
-
-static HurrayDescriptor *quantized(uint32_t dtype, uint32_t rank, const uint64_t *shape,
-                                   uint32_t scheme, uint32_t granularity, uint32_t axis,
-                                   uint64_t block_size, uint32_t scale_dtype)
-{
-    HurrayDescriptor *desc = plain(dtype, rank, shape);
-    CHECK_OK(hurray_descriptor_set_quantization(desc, scheme, granularity, axis, block_size, 0));
-    CHECK_OK(hurray_descriptor_set_part(desc, HURRAY_ROLE_SCALE, scale_dtype, 1, 0, 0));
-    return desc;
-}
 
 /* NVFP4: 4-bit values two to a byte, an e4m3 scale per 16 along axis 1. */
 static HurrayDescriptor *nvfp4(const uint64_t *matrix)

@@ -17,6 +17,7 @@
 #include "hurray.h"
 
 #include "check.h"
+#include "sample_descriptors.h"
 
 #define DECODE_REQUIRE(cond, what) CHECK((cond) && (what))
 #include "decode_compare.h"
@@ -33,23 +34,6 @@ typedef struct Base {
     uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
     uint64_t len;
 } Base;
-
-static HurrayDescriptor *plain(uint32_t dtype, uint32_t rank, const uint64_t *shape)
-{
-    HurrayDescriptor *desc = NULL;
-    CHECK_OK(hurray_descriptor_new(dtype, rank, shape, &desc));
-    return desc;
-}
-
-static HurrayDescriptor *quantized(uint32_t dtype, uint32_t rank, const uint64_t *shape,
-                                   uint32_t scheme, uint32_t granularity, uint32_t axis,
-                                   uint64_t block_size, uint32_t scale_dtype)
-{
-    HurrayDescriptor *desc = plain(dtype, rank, shape);
-    CHECK_OK(hurray_descriptor_set_quantization(desc, scheme, granularity, axis, block_size, 0));
-    CHECK_OK(hurray_descriptor_set_part(desc, HURRAY_ROLE_SCALE, scale_dtype, 1, 0, 0));
-    return desc;
-}
 
 /* Encodes desc into the base, and destroys it. */
 static void add(Base *bases, size_t *n, const char *name, int quick, HurrayDescriptor *desc)
