@@ -106,7 +106,7 @@ QUICK_SWEEPS = [("test_accept", "quick path:"), ("test_decode_quick", "quick dec
 QUICK_MIN_CHECKS = 1_000_000
 
 
-@pytest.mark.parametrize(("name", "tally"), QUICK_SWEEPS)
+@pytest.mark.parametrize(("name", "tally"), QUICK_SWEEPS, ids=["accept", "decode"])
 def test_quick_path_agrees_with_the_full_rules(tmp_path, name, tally):
     exe = tmp_path / name
     run_checked([CC, *ACCEPT_FLAGS, "-O2", "-I", str(NATIVE / "include"), str(C_TESTS / f"{name}.c"),
@@ -116,7 +116,7 @@ def test_quick_path_agrees_with_the_full_rules(tmp_path, name, tally):
     assert_checks_passed(result, name, QUICK_MIN_CHECKS)
 
 
-@pytest.mark.parametrize(("name", "tally"), QUICK_SWEEPS)
+@pytest.mark.parametrize(("name", "tally"), QUICK_SWEEPS, ids=["accept", "decode"])
 def test_quick_path_under_address_and_undefined_sanitizers(tmp_path, name, tally):
     exe = build_sanitized(C_TESTS / f"{name}.c", tmp_path / f"{name}_sanitized", ACCEPT_FLAGS, library_sources())
     result = run_sanitized(exe, "detect_leaks=1")
