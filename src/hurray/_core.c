@@ -40,22 +40,23 @@ typedef struct Slots {
 } Slots;
 
 static Slots slot;
-static PyTypeObject *tensor_type;             /* hurray.Tensor, exactly */
-static PyTypeObject *descriptor_type;         /* hurray.Descriptor, exactly */
-static PyObject *numpy_codes;                 /* {np.dtype: (code, byte order, packing or None)} */
-static PyObject *numpy_dtypes;                /* {code * 2 + byte order: builtin np.dtype} */
-static PyObject *from_numpy_py;               /* the Python from_numpy */
-static PyObject *array_py;                    /* the Python Tensor.__array__ */
-static PyObject *from_hurray_py;              /* the Python from_hurray */
-static PyObject *consume_fn;                  /* hurray._protocol.consume */
-static PyObject *descriptors;                 /* protocol._descriptors: {bytes: Descriptor} */
-#define DESCRIPTOR_CACHE_SIZE 256             /* as protocol._DESCRIPTOR_CACHE_SIZE */
-static PyObject *dlpack_py;                   /* the Python Tensor.__dlpack__ */
-static PyObject *dlpack_export;               /* hurray._dlpack.export */
-static PyObject *dlpack_plans;                /* dlpack._PLANS: {descriptor bytes: _Plan} */
-static PyObject *cpu_device;                  /* (kDLCPU, 0) */
-static PyObject *buffer_py;                   /* the Python Tensor.buffer */
-static PyObject *check_spans_py;              /* _checks.check_spans, which raises what is wrong */
+static PyTypeObject *tensor_type;     /* hurray.Tensor, exactly */
+static PyTypeObject *descriptor_type; /* hurray.Descriptor, exactly */
+static PyObject *numpy_codes;         /* {np.dtype: (code, byte order, packing or None)} */
+static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtype} */
+static PyObject *from_numpy_py;       /* the Python from_numpy */
+static PyObject *array_py;            /* the Python Tensor.__array__ */
+static PyObject *from_hurray_py;      /* the Python from_hurray */
+static PyObject *refuse_py;           /* protocol._refuse: raises what __hurray__ did wrong */
+static PyObject *hurray_name;         /* "__hurray__", interned (module init) */
+static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
+#define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
+static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
+static PyObject *dlpack_export;       /* hurray._dlpack.export */
+static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
+static PyObject *cpu_device;          /* (kDLCPU, 0) */
+static PyObject *buffer_py;           /* the Python Tensor.buffer */
+static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
 static PyObject *array_names[2];              /* "dtype", "copy", interned (module init) */
 static PyObject *dlpack_names[4];             /* "stream", "max_version", "dl_device", "copy" */
@@ -325,60 +326,100 @@ static PyObject *encoding_of(PyObject *descriptor)
     return bytes;
 }
 
-/* The consumer's half of from_hurray for a capsule: consume it (decoded and
- * checked in full, D-NB2), keep (or find) its descriptor, make the Tensor.
- * As protocol.from_hurray. */
+/* The consumer's half of from_hurray for a capsule: take it (checked in
+ * full, D-NB2 decision 3, through hurray._protocol's C API), keep (or find)
+ * its descriptor, make the Tensor. As protocol._from_hurray, with no
+ * Python object made beyond the ones the Tensor keeps. */
 static PyObject *consume_to_tensor(PyObject *capsule)
 {
-    PyObject *got = PyObject_CallOneArg(consume_fn, capsule);
-    if (got == NULL) {
+    HurrayDescriptor *desc = NULL;
+    PyObject *bytes = NULL, *spans = NULL;
+    uint32_t version = 0;
+    PyObject *holder = protocol_api->take(capsule, &desc, &bytes, &spans, &version);
+    if (holder == NULL) {
         return NULL;
     }
-    /* (abi_version, descriptor_bytes, spans, holder, (address, box)) */
-    PyObject *bytes = PyTuple_GET_ITEM(got, 1);
-    PyObject *spans = PyTuple_GET_ITEM(got, 2);
-    PyObject *holder = PyTuple_GET_ITEM(got, 3);
-    PyObject *handed = PyTuple_GET_ITEM(got, 4);
+    PyObject *tensor = NULL;
     PyObject *descriptor = PyDict_GetItemWithError(descriptors, bytes);
     if (descriptor != NULL) {
-        Py_INCREF(descriptor); /* the handed one dies with got */
+        /* An equal descriptor is kept already; this one was decoded and
+         * checked all the same (the capsule is from outside). */
+        hurray_descriptor_destroy(&desc);
+        Py_INCREF(descriptor);
     } else if (PyErr_Occurred()) {
-        Py_DECREF(got);
-        return NULL;
+        hurray_descriptor_destroy(&desc);
+        goto done;
     } else {
-        /* consume() decoded and checked it: keep that one (ADR-046). */
-        PyObject *address = PyTuple_GET_ITEM(handed, 0);
-        descriptor = descriptor_type->tp_alloc(descriptor_type, 0);
+        /* take() decoded and checked it: keep that one (ADR-046). */
+        descriptor = new_descriptor(desc); /* destroys desc on failure */
         if (descriptor == NULL) {
-            Py_DECREF(got);
-            return NULL;
+            goto done;
         }
-        fill(descriptor, slot.handle, Py_NewRef(Py_None)); /* cast on first use */
-        fill(descriptor, slot.box, Py_NewRef(PyTuple_GET_ITEM(handed, 1)));
-        fill(descriptor, slot.address, Py_NewRef(address));
-        fill(descriptor, slot.fields, Py_NewRef(Py_None));
-        fill(descriptor, slot.bytes, Py_NewRef(bytes));
+        Py_SETREF(SLOT(descriptor, slot.bytes), Py_NewRef(bytes));
         if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
             PyDict_Clear(descriptors);
         }
         if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
             Py_DECREF(descriptor);
-            Py_DECREF(got);
-            return NULL;
+            goto done;
         }
     }
-    PyObject *tensor = new_tensor(descriptor, spans, holder, 0);
+    tensor = new_tensor(descriptor, spans, holder, 0);
     Py_DECREF(descriptor);
-    Py_DECREF(got);
+done:
+    Py_DECREF(bytes);
+    Py_DECREF(spans);
+    Py_DECREF(holder);
     return tensor;
+}
+
+/* obj.__hurray__(), for any producer that is neither a plain Tensor nor a
+ * capsule. Every failure goes to protocol._refuse, which raises the
+ * documented error (the call is made once: a producer's __hurray__ may have
+ * effects). A capsule, new reference, or NULL. */
+static PyObject *capsule_of(PyObject *obj)
+{
+    PyObject *method = PyObject_GetAttr(obj, hurray_name);
+    if (method == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL; /* as Python's getattr: only AttributeError is "no method" */
+        }
+        PyErr_Clear();
+        return PyObject_CallFunction(refuse_py, "OiO", obj, 0, Py_None);
+    }
+    PyObject *capsule = PyObject_CallNoArgs(method);
+    Py_DECREF(method);
+    if (capsule == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return NULL; /* KeyboardInterrupt, SystemExit: not the producer's refusal */
+        }
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL) {
+            PyException_SetTraceback(value, traceback);
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(traceback);
+        PyObject *raised = PyObject_CallFunction(refuse_py, "OiO", obj, 1, value);
+        Py_DECREF(value);
+        return raised; /* NULL: _refuse always raises */
+    }
+    if (!PyCapsule_CheckExact(capsule)) {
+        PyObject *raised = PyObject_CallFunction(refuse_py, "OiO", obj, 2, capsule);
+        Py_DECREF(capsule);
+        return raised;
+    }
+    return capsule;
 }
 
 PyDoc_STRVAR(from_hurray_doc,
              "from_hurray(obj, /) -> Tensor\n"
              "\n"
-             "hurray.from_hurray's common cases in C: a plain writable Tensor (exported\n"
-             "and consumed without a Python frame) and a PyCapsule. Anything else goes\n"
-             "to the Python implementation, which also raises every refusal.");
+             "hurray.from_hurray in C: a plain writable Tensor (exchanged without a\n"
+             "capsule, ADR-048), a PyCapsule, and any object with __hurray__ (its\n"
+             "capsule checked in full). Any other Tensor goes to the Python\n"
+             "implementation, and protocol._refuse raises what a producer got wrong.");
 
 static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
 {
@@ -406,7 +447,15 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
     if (PyCapsule_CheckExact(obj)) {
         return consume_to_tensor(obj);
     }
-    return PyObject_CallOneArg(from_hurray_py, obj);
+    /* Any other producer, a Tensor subclass included: its capsule is from
+     * outside, and goes through the same full check. */
+    PyObject *capsule = capsule_of(obj);
+    if (capsule == NULL) {
+        return NULL;
+    }
+    PyObject *tensor = consume_to_tensor(capsule);
+    Py_DECREF(capsule);
+    return tensor;
 }
 
 /* ---- arguments of the methods that have a Python half ------------------- */
@@ -991,21 +1040,22 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-             "setup_protocol(from_hurray, consume, descriptors, /)\n"
+             "setup_protocol(from_hurray, refuse, descriptors, /)\n"
              "\n"
              "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-             "hurray._protocol.consume, and the descriptor cache; hurray._protocol's C\n"
-             "API (the Holder of a Tensor's exchange, ADR-048) is imported here.");
+             "protocol._refuse (the errors of a producer's __hurray__), and the\n"
+             "descriptor cache; hurray._protocol's C API (the Holder of a Tensor's\n"
+             "exchange, ADR-048, and taking a capsule) is imported here.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *from_hurray, *consume, *cache;
+    PyObject *from_hurray, *refuse, *cache;
     if (tensor_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOO!:setup_protocol", &from_hurray, &consume, &PyDict_Type,
+    if (!PyArg_ParseTuple(args, "OOO!:setup_protocol", &from_hurray, &refuse, &PyDict_Type,
                           &cache)) {
         return NULL;
     }
@@ -1015,7 +1065,7 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
     }
     protocol_api = api;
     Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
-    Py_XSETREF(consume_fn, Py_NewRef(consume));
+    Py_XSETREF(refuse_py, Py_NewRef(refuse));
     Py_XSETREF(descriptors, Py_NewRef(cache));
     Py_RETURN_NONE;
 }
@@ -1079,7 +1129,8 @@ PyMODINIT_FUNC PyInit__core(void)
     static const char *const array_keys[] = {"dtype", "copy"};
     static const char *const dlpack_keys[] = {"stream", "max_version", "dl_device", "copy"};
     if (intern_names(array_keys, 2, array_names) < 0 ||
-        intern_names(dlpack_keys, 4, dlpack_names) < 0) {
+        intern_names(dlpack_keys, 4, dlpack_names) < 0 ||
+        (hurray_name == NULL && (hurray_name = PyUnicode_InternFromString("__hurray__")) == NULL)) {
         return NULL;
     }
     import_array();

@@ -478,9 +478,11 @@ PyDoc_STRVAR(consume_doc,
              "destroys it when it dies), for the caller to keep instead of decoding the\n"
              "bytes again.");
 
-static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
+/* HurrayProtocolApi.take (_protocol_api.h), and consume()'s work: checks
+ * capsule in full, then takes it into a new Holder. */
+static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, PyObject **out_bytes,
+                      PyObject **out_spans, uint32_t *out_version)
 {
-    (void)module;
     /* Allocated before the checks: between the checks and the rename there
      * must be no allocation that could run a collection, a finalizer, and
      * so another thread that takes the same capsule. Holder is not a GC
@@ -514,40 +516,47 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 
     /* From here a failure just drops holder, which frees both handles. The
      * descriptor bytes are the context's, which holder now keeps alive. */
-    PyObject *decoded = hand_over_descriptor(checked.desc); /* destroys it on failure */
-    if (decoded == NULL) {
-        Py_DECREF(holder);
-        return NULL;
-    }
-    PyObject *descriptor = PyBytes_FromStringAndSize((const char *)checked.descriptor,
-                                                     (Py_ssize_t)checked.descriptor_len);
-    if (descriptor == NULL) {
-        Py_DECREF(decoded);
-        Py_DECREF(holder);
-        return NULL;
-    }
-    PyObject *spans = read_spans(checked.list, checked.buffer_count);
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)checked.descriptor,
+                                                (Py_ssize_t)checked.descriptor_len);
+    PyObject *spans = bytes == NULL ? NULL : read_spans(checked.list, checked.buffer_count);
     if (spans == NULL) {
-        Py_DECREF(decoded);
-        Py_DECREF(descriptor);
+        Py_XDECREF(bytes);
+        hurray_descriptor_destroy(&checked.desc);
         Py_DECREF(holder);
         return NULL;
     }
-    PyObject *result = PyTuple_New(5);
-    PyObject *abi = PyLong_FromUnsignedLong(checked.version);
-    if (result == NULL || abi == NULL) {
-        Py_XDECREF(result);
+    *out_desc = checked.desc;
+    *out_bytes = bytes;
+    *out_spans = spans;
+    *out_version = checked.version;
+    return (PyObject *)holder;
+}
+
+static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
+{
+    (void)module;
+    HurrayDescriptor *desc = NULL;
+    PyObject *bytes = NULL, *spans = NULL;
+    uint32_t version = 0;
+    PyObject *holder = take(capsule, &desc, &bytes, &spans, &version);
+    if (holder == NULL) {
+        return NULL;
+    }
+    PyObject *decoded = hand_over_descriptor(desc); /* destroys it on failure */
+    PyObject *abi = decoded == NULL ? NULL : PyLong_FromUnsignedLong(version);
+    PyObject *result = abi == NULL ? NULL : PyTuple_New(5);
+    if (result == NULL) {
         Py_XDECREF(abi);
+        Py_XDECREF(decoded);
         Py_DECREF(spans);
-        Py_DECREF(decoded);
-        Py_DECREF(descriptor);
+        Py_DECREF(bytes);
         Py_DECREF(holder);
         return NULL;
     }
     PyTuple_SET_ITEM(result, 0, abi);
-    PyTuple_SET_ITEM(result, 1, descriptor);
+    PyTuple_SET_ITEM(result, 1, bytes);
     PyTuple_SET_ITEM(result, 2, spans);
-    PyTuple_SET_ITEM(result, 3, (PyObject *)holder);
+    PyTuple_SET_ITEM(result, 3, holder);
     PyTuple_SET_ITEM(result, 4, decoded);
     return result;
 }
@@ -578,7 +587,7 @@ static PyObject *hold(PyObject *owner, uint64_t buffer_count)
     return (PyObject *)holder;
 }
 
-static HurrayProtocolApi protocol_api = {.hold = hold};
+static HurrayProtocolApi protocol_api = {.hold = hold, .take = take};
 
 /* ---- module ------------------------------------------------------------ */
 

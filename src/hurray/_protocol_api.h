@@ -25,6 +25,19 @@ typedef struct HurrayProtocolApi {
      * Holder (new reference), or NULL with MemoryError set and no reference
      * taken. */
     PyObject *(*hold)(PyObject *owner, uint64_t buffer_count);
+
+    /* What hurray._protocol.consume does, without its tuple: checks capsule
+     * in full (name, ABI version first, descriptor decoded, descriptor
+     * against the buffers; D-NB2 decision 3), then renames it and moves its
+     * list and context into a new Holder, which it returns. Also returns the
+     * decoded, checked descriptor (*out_desc, the caller's to destroy or
+     * keep), its bytes (*out_bytes, new reference), the (address, nbytes)
+     * spans of the buffers (*out_spans, new reference, valid while the
+     * Holder lives) and the context's ABI version. On a refusal returns NULL
+     * with a HurrayError set and leaves the capsule as it was; on NULL
+     * nothing is handed out. */
+    PyObject *(*take)(PyObject *capsule, struct HurrayDescriptor **out_desc, PyObject **out_bytes,
+                      PyObject **out_spans, uint32_t *out_version);
 } HurrayProtocolApi;
 
 #endif /* HURRAY_PROTOCOL_API_H */
