@@ -48,6 +48,7 @@ static PyObject *from_numpy_py;       /* the Python from_numpy */
 static PyObject *array_py;            /* the Python Tensor.__array__ */
 static PyObject *from_hurray_py;      /* the Python from_hurray */
 static PyObject *refuse_py;           /* protocol._refuse: raises what __hurray__ did wrong */
+static PyObject *to_capsule_py;       /* protocol.to_capsule: Tensor.__hurray__ in Python */
 static PyObject *hurray_name;         /* "__hurray__", interned (module init) */
 static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
 #define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
@@ -412,6 +413,34 @@ static PyObject *capsule_of(PyObject *obj)
     }
     return capsule;
 }
+
+PyDoc_STRVAR(hurray_doc, "__hurray__() -> PyCapsule\n"
+                         "\n"
+                         "A \"hurray_tensor\" capsule sharing this tensor's memory (see\n"
+                         "hurray.protocol.to_capsule); the plain case in C.");
+
+/* Tensor.__hurray__: protocol.to_capsule without its Python frames, for an
+ * exact, writable Tensor whose descriptor has its bytes (or can encode
+ * them). A subclass, a read-only tensor (refused) and anything odd go to
+ * to_capsule. */
+static PyObject *core_hurray(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (Py_TYPE(self) == tensor_type && SLOT(self, slot.readonly) == Py_False) {
+        PyObject *descriptor = SLOT(self, slot.descriptor);
+        PyObject *spans = SLOT(self, slot.buffers);
+        if (descriptor != NULL && Py_TYPE(descriptor) == descriptor_type && spans != NULL &&
+            PyTuple_CheckExact(spans)) {
+            PyObject *bytes = encoding_of(descriptor); /* borrowed */
+            if (bytes != NULL) {
+                return protocol_api->export(bytes, spans, self);
+            }
+        }
+    }
+    return PyObject_CallOneArg(to_capsule_py, self);
+}
+
+static PyMethodDef hurray_method = {"__hurray__", core_hurray, METH_NOARGS, hurray_doc};
 
 PyDoc_STRVAR(from_hurray_doc,
              "from_hurray(obj, /) -> Tensor\n"
@@ -1040,23 +1069,24 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-             "setup_protocol(from_hurray, refuse, descriptors, /)\n"
+             "setup_protocol(from_hurray, refuse, descriptors, to_capsule, /) -> __hurray__\n"
              "\n"
              "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-             "protocol._refuse (the errors of a producer's __hurray__), and the\n"
-             "descriptor cache; hurray._protocol's C API (the Holder of a Tensor's\n"
-             "exchange, ADR-048, and taking a capsule) is imported here.");
+             "protocol._refuse (the errors of a producer's __hurray__), the\n"
+             "descriptor cache, and protocol.to_capsule; hurray._protocol's C API (the\n"
+             "Holder of a Tensor's exchange, ADR-048, taking a capsule, making one) is\n"
+             "imported here. Returns Tensor.__hurray__ in C.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *from_hurray, *refuse, *cache;
+    PyObject *from_hurray, *refuse, *cache, *to_capsule;
     if (tensor_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOO!:setup_protocol", &from_hurray, &refuse, &PyDict_Type,
-                          &cache)) {
+    if (!PyArg_ParseTuple(args, "OOO!O:setup_protocol", &from_hurray, &refuse, &PyDict_Type, &cache,
+                          &to_capsule)) {
         return NULL;
     }
     const HurrayProtocolApi *api = PyCapsule_Import(HURRAY_PROTOCOL_API, 0);
@@ -1067,7 +1097,8 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
     Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
     Py_XSETREF(refuse_py, Py_NewRef(refuse));
     Py_XSETREF(descriptors, Py_NewRef(cache));
-    Py_RETURN_NONE;
+    Py_XSETREF(to_capsule_py, Py_NewRef(to_capsule));
+    return PyDescr_NewMethod(tensor_type, &hurray_method);
 }
 
 PyDoc_STRVAR(setup_memory_doc,

@@ -235,6 +235,35 @@ static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
     return ctx;
 }
 
+/* HurrayProtocolApi.export (_protocol_api.h), and export()'s work, once
+ * its arguments are known to be bytes and anything. */
+static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject *owner)
+{
+    HurrayBufferList *list = make_list(spans, owner);
+    if (list == NULL) {
+        return NULL;
+    }
+    HurrayTensorContext *ctx = make_context(descriptor, owner);
+    if (ctx == NULL) {
+        hurray_buffer_list_destroy(&list);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
+    if (capsule == NULL) {
+        hurray_buffer_list_destroy(&list);
+        hurray_tensor_context_destroy(&ctx);
+        return NULL;
+    }
+    if (PyCapsule_SetContext(capsule, ctx) != 0) {
+        /* Unreachable for a fresh capsule; the destructor would then free
+         * the list alone, so free the context here. */
+        hurray_tensor_context_destroy(&ctx);
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    return capsule;
+}
+
 PyDoc_STRVAR(export_doc,
              "export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
              "\n"
@@ -259,29 +288,7 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
                            "descriptor_bytes must be bytes, not %.100s",
                            Py_TYPE(descriptor)->tp_name);
     }
-    HurrayBufferList *list = make_list(spans, owner);
-    if (list == NULL) {
-        return NULL;
-    }
-    HurrayTensorContext *ctx = make_context(descriptor, owner);
-    if (ctx == NULL) {
-        hurray_buffer_list_destroy(&list);
-        return NULL;
-    }
-    PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
-    if (capsule == NULL) {
-        hurray_buffer_list_destroy(&list);
-        hurray_tensor_context_destroy(&ctx);
-        return NULL;
-    }
-    if (PyCapsule_SetContext(capsule, ctx) != 0) {
-        /* Unreachable for a fresh capsule; the destructor would then free
-         * the list alone, so free the context here. */
-        hurray_tensor_context_destroy(&ctx);
-        Py_DECREF(capsule);
-        return NULL;
-    }
-    return capsule;
+    return export_capsule(descriptor, spans, owner);
 }
 
 /* ---- consume ----------------------------------------------------------- */
@@ -587,7 +594,7 @@ static PyObject *hold(PyObject *owner, uint64_t buffer_count)
     return (PyObject *)holder;
 }
 
-static HurrayProtocolApi protocol_api = {.hold = hold, .take = take};
+static HurrayProtocolApi protocol_api = {.hold = hold, .take = take, .export = export_capsule};
 
 /* ---- module ------------------------------------------------------------ */
 

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "hurray.h"
+
 #define HURRAY_PROTOCOL_API "hurray._protocol._C_API"
 
 typedef struct HurrayProtocolApi {
@@ -36,8 +38,14 @@ typedef struct HurrayProtocolApi {
      * Holder lives) and the context's ABI version. On a refusal returns NULL
      * with a HurrayError set and leaves the capsule as it was; on NULL
      * nothing is handed out. */
-    PyObject *(*take)(PyObject *capsule, struct HurrayDescriptor **out_desc, PyObject **out_bytes,
+    PyObject *(*take)(PyObject *capsule, HurrayDescriptor **out_desc, PyObject **out_bytes,
                       PyObject **out_spans, uint32_t *out_version);
+
+    /* What hurray._protocol.export does: a "hurray_tensor" capsule over
+     * spans (a tuple of (address, nbytes)) with descriptor (bytes, exactly)
+     * in its context, every handle holding a reference to owner (D-NB2).
+     * A new reference, or NULL with an error set and no reference taken. */
+    PyObject *(*export)(PyObject *descriptor, PyObject *spans, PyObject *owner);
 } HurrayProtocolApi;
 
 #endif /* HURRAY_PROTOCOL_API_H */

@@ -158,6 +158,9 @@ def _keep(descriptor: Descriptor) -> Descriptor:
 # capsule, ADR-048), a capsule, or any producer with __hurray__ goes through
 # hurray._core with no Python frame (ADR-048, amended); a read-only or
 # closed Tensor is _from_hurray's, and a producer's failures _refuse's. Both
-# keep the descriptors they decode in _descriptors.
-_core.setup_protocol(_from_hurray, _refuse, _descriptors)
+# keep the descriptors they decode in _descriptors. Tensor.__hurray__ is
+# to_capsule in C for an exact, writable Tensor, and to_capsule otherwise.
+Tensor.__hurray__ = _core.setup_protocol(  # type: ignore[method-assign]
+    _from_hurray, _refuse, _descriptors, to_capsule
+)
 from_hurray = _core.from_hurray
