@@ -327,6 +327,64 @@ static PyObject *encoding_of(PyObject *descriptor)
     return bytes;
 }
 
+/* The descriptor this path kept last (strong), compared by its bytes before
+ * the dict is asked: a stream of capsules of one shape then needs no bytes
+ * object and no hash. A Descriptor is immutable and equal bytes are an equal
+ * descriptor, as for the dict. */
+static PyObject *last_kept;
+
+/* A kept Descriptor equal to bytes[0:len] and still open, borrowed; or NULL
+ * (with an error set only if the dict lookup failed). */
+static PyObject *kept_descriptor(const uint8_t *raw, uint64_t len)
+{
+    if (last_kept != NULL) {
+        PyObject *bytes = SLOT(last_kept, slot.bytes);
+        if (bytes != NULL && PyBytes_CheckExact(bytes) &&
+            (uint64_t)PyBytes_GET_SIZE(bytes) == len &&
+            memcmp(PyBytes_AS_STRING(bytes), raw, (size_t)len) == 0 &&
+            c_descriptor(last_kept) != NULL) {
+            return last_kept;
+        }
+    }
+    PyObject *key = PyBytes_FromStringAndSize((const char *)raw, (Py_ssize_t)len);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *descriptor = PyDict_GetItemWithError(descriptors, key);
+    Py_DECREF(key);
+    if (descriptor == NULL || Py_TYPE(descriptor) != descriptor_type ||
+        c_descriptor(descriptor) == NULL) {
+        return NULL; /* not kept, or closed by its user: keep the new one */
+    }
+    Py_XSETREF(last_kept, Py_NewRef(descriptor));
+    return descriptor;
+}
+
+/* A new Descriptor owning desc (decoded and checked: ADR-046), its bytes
+ * set, kept in the dict and as last_kept; destroys desc on failure. */
+static PyObject *keep_descriptor(HurrayDescriptor *desc, const uint8_t *raw, uint64_t len)
+{
+    PyObject *descriptor = new_descriptor(desc); /* destroys desc on failure */
+    if (descriptor == NULL) {
+        return NULL;
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)raw, (Py_ssize_t)len);
+    if (bytes == NULL) {
+        Py_DECREF(descriptor);
+        return NULL;
+    }
+    Py_SETREF(SLOT(descriptor, slot.bytes), bytes);
+    if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
+        PyDict_Clear(descriptors);
+    }
+    if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
+        Py_DECREF(descriptor);
+        return NULL;
+    }
+    Py_XSETREF(last_kept, Py_NewRef(descriptor));
+    return descriptor;
+}
+
 /* The consumer's half of from_hurray for a capsule: take it (checked in
  * full, D-NB2 decision 3, through hurray._protocol's C API), keep (or find)
  * its descriptor, make the Tensor. As protocol._from_hurray, with no
@@ -334,14 +392,16 @@ static PyObject *encoding_of(PyObject *descriptor)
 static PyObject *consume_to_tensor(PyObject *capsule)
 {
     HurrayDescriptor *desc = NULL;
-    PyObject *bytes = NULL, *spans = NULL;
+    const uint8_t *raw = NULL; /* the context's, which holder owns */
+    uint64_t len = 0;
+    PyObject *spans = NULL;
     uint32_t version = 0;
-    PyObject *holder = protocol_api->take(capsule, &desc, &bytes, &spans, &version);
+    PyObject *holder = protocol_api->take(capsule, &desc, &raw, &len, &spans, &version);
     if (holder == NULL) {
         return NULL;
     }
     PyObject *tensor = NULL;
-    PyObject *descriptor = PyDict_GetItemWithError(descriptors, bytes);
+    PyObject *descriptor = kept_descriptor(raw, len);
     if (descriptor != NULL) {
         /* An equal descriptor is kept already; this one was decoded and
          * checked all the same (the capsule is from outside). */
@@ -350,25 +410,12 @@ static PyObject *consume_to_tensor(PyObject *capsule)
     } else if (PyErr_Occurred()) {
         hurray_descriptor_destroy(&desc);
         goto done;
-    } else {
-        /* take() decoded and checked it: keep that one (ADR-046). */
-        descriptor = new_descriptor(desc); /* destroys desc on failure */
-        if (descriptor == NULL) {
-            goto done;
-        }
-        Py_SETREF(SLOT(descriptor, slot.bytes), Py_NewRef(bytes));
-        if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
-            PyDict_Clear(descriptors);
-        }
-        if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
-            Py_DECREF(descriptor);
-            goto done;
-        }
+    } else if ((descriptor = keep_descriptor(desc, raw, len)) == NULL) {
+        goto done;
     }
     tensor = new_tensor(descriptor, spans, holder, 0);
     Py_DECREF(descriptor);
 done:
-    Py_DECREF(bytes);
     Py_DECREF(spans);
     Py_DECREF(holder);
     return tensor;

@@ -487,8 +487,8 @@ PyDoc_STRVAR(consume_doc,
 
 /* HurrayProtocolApi.take (_protocol_api.h), and consume()'s work: checks
  * capsule in full, then takes it into a new Holder. */
-static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, PyObject **out_bytes,
-                      PyObject **out_spans, uint32_t *out_version)
+static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, const uint8_t **out_bytes,
+                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version)
 {
     /* Allocated before the checks: between the checks and the rename there
      * must be no allocation that could run a collection, a finalizer, and
@@ -523,17 +523,15 @@ static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, PyObject *
 
     /* From here a failure just drops holder, which frees both handles. The
      * descriptor bytes are the context's, which holder now keeps alive. */
-    PyObject *bytes = PyBytes_FromStringAndSize((const char *)checked.descriptor,
-                                                (Py_ssize_t)checked.descriptor_len);
-    PyObject *spans = bytes == NULL ? NULL : read_spans(checked.list, checked.buffer_count);
+    PyObject *spans = read_spans(checked.list, checked.buffer_count);
     if (spans == NULL) {
-        Py_XDECREF(bytes);
         hurray_descriptor_destroy(&checked.desc);
         Py_DECREF(holder);
         return NULL;
     }
     *out_desc = checked.desc;
-    *out_bytes = bytes;
+    *out_bytes = checked.descriptor;
+    *out_len = checked.descriptor_len;
     *out_spans = spans;
     *out_version = checked.version;
     return (PyObject *)holder;
@@ -543,10 +541,19 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 {
     (void)module;
     HurrayDescriptor *desc = NULL;
-    PyObject *bytes = NULL, *spans = NULL;
+    const uint8_t *raw = NULL;
+    uint64_t len = 0;
+    PyObject *spans = NULL;
     uint32_t version = 0;
-    PyObject *holder = take(capsule, &desc, &bytes, &spans, &version);
+    PyObject *holder = take(capsule, &desc, &raw, &len, &spans, &version);
     if (holder == NULL) {
+        return NULL;
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)raw, (Py_ssize_t)len);
+    if (bytes == NULL) {
+        hurray_descriptor_destroy(&desc);
+        Py_DECREF(spans);
+        Py_DECREF(holder);
         return NULL;
     }
     PyObject *decoded = hand_over_descriptor(desc); /* destroys it on failure */
