@@ -134,13 +134,14 @@ def test_a_bad_capsule_from_a_producer_is_refused_and_left_as_it_was(case):
     capsule = make(owner)
     del owner
     before = _counters()
-    p = Producer(lambda: capsule)
+    handed = [capsule]
+    p = Producer(lambda: handed[0])
     with pytest.raises(error, match=match) as info:
         hurray.from_hurray(p)
     assert isinstance(info.value, HurrayError)
     assert _name(capsule) == protocol.CAPSULE_NAME, "a refused capsule is not renamed"
     assert _counters() == before, "a refusal takes and drops nothing"
-    del capsule, info, p, make, cases
+    del capsule, handed[:], info, p, make, cases
     gc.collect()
     assert _counters()[0] == before[0] + handles, "the producer's capsule still frees its handles"
     assert owner_ref() is None
