@@ -270,12 +270,15 @@ def test_delegates_are_bound_once():
     t = from_numpy(np.arange(4, dtype=np.float32))
     t.__hurray__(), t.__dlpack__(), t.__dlpack_device__(), t.dequantize()
     # After the first call each method calls the function itself: no import per call.
-    assert hurray.tensor._to_capsule is hurray.protocol.to_capsule
     assert hurray.tensor._to_dlpack is hurray.dlpack.to_dlpack
     assert hurray.tensor._dequantize is hurray.dequantize.dequantize
     # __dlpack_device__ is hurray._core's, in C (ADR-046): no Python at all.
     assert type(hurray.tensor.Tensor.__dict__["__dlpack_device__"]).__name__ == "method_descriptor"
     assert t.__dlpack_device__() == hurray.dlpack.dlpack_device(t)
+    # So is __hurray__ (ADR-048, amended): protocol.to_capsule in C.
+    assert type(hurray.tensor.Tensor.__dict__["__hurray__"]).__name__ == "method_descriptor"
+    capsule = t.__hurray__()
+    assert hurray.protocol.from_hurray(capsule).descriptor == t.descriptor
 
 
 def test_the_cached_view_keeps_every_refusal():

@@ -40,22 +40,24 @@ typedef struct Slots {
 } Slots;
 
 static Slots slot;
-static PyTypeObject *tensor_type;             /* hurray.Tensor, exactly */
-static PyTypeObject *descriptor_type;         /* hurray.Descriptor, exactly */
-static PyObject *numpy_codes;                 /* {np.dtype: (code, byte order, packing or None)} */
-static PyObject *numpy_dtypes;                /* {code * 2 + byte order: builtin np.dtype} */
-static PyObject *from_numpy_py;               /* the Python from_numpy */
-static PyObject *array_py;                    /* the Python Tensor.__array__ */
-static PyObject *from_hurray_py;              /* the Python from_hurray */
-static PyObject *consume_fn;                  /* hurray._protocol.consume */
-static PyObject *descriptors;                 /* protocol._descriptors: {bytes: Descriptor} */
-#define DESCRIPTOR_CACHE_SIZE 256             /* as protocol._DESCRIPTOR_CACHE_SIZE */
-static PyObject *dlpack_py;                   /* the Python Tensor.__dlpack__ */
-static PyObject *dlpack_export;               /* hurray._dlpack.export */
-static PyObject *dlpack_plans;                /* dlpack._PLANS: {descriptor bytes: _Plan} */
-static PyObject *cpu_device;                  /* (kDLCPU, 0) */
-static PyObject *buffer_py;                   /* the Python Tensor.buffer */
-static PyObject *check_spans_py;              /* _checks.check_spans, which raises what is wrong */
+static PyTypeObject *tensor_type;     /* hurray.Tensor, exactly */
+static PyTypeObject *descriptor_type; /* hurray.Descriptor, exactly */
+static PyObject *numpy_codes;         /* {np.dtype: (code, byte order, packing or None)} */
+static PyObject *numpy_dtypes;        /* {code * 2 + byte order: builtin np.dtype} */
+static PyObject *from_numpy_py;       /* the Python from_numpy */
+static PyObject *array_py;            /* the Python Tensor.__array__ */
+static PyObject *from_hurray_py;      /* the Python from_hurray */
+static PyObject *refuse_py;           /* protocol._refuse: raises what __hurray__ did wrong */
+static PyObject *to_capsule_py;       /* protocol.to_capsule: Tensor.__hurray__ in Python */
+static PyObject *hurray_name;         /* "__hurray__", interned (module init) */
+static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
+#define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
+static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
+static PyObject *dlpack_export;       /* hurray._dlpack.export */
+static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
+static PyObject *cpu_device;          /* (kDLCPU, 0) */
+static PyObject *buffer_py;           /* the Python Tensor.buffer */
+static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
 static PyObject *array_names[2];              /* "dtype", "copy", interned (module init) */
 static PyObject *dlpack_names[4];             /* "stream", "max_version", "dl_device", "copy" */
@@ -325,60 +327,175 @@ static PyObject *encoding_of(PyObject *descriptor)
     return bytes;
 }
 
-/* The consumer's half of from_hurray for a capsule: consume it (decoded and
- * checked in full, D-NB2), keep (or find) its descriptor, make the Tensor.
- * As protocol.from_hurray. */
+/* The descriptor this path kept last (strong), compared by its bytes before
+ * the dict is asked: a stream of capsules of one shape then needs no bytes
+ * object and no hash. A Descriptor is immutable and equal bytes are an equal
+ * descriptor, as for the dict. */
+static PyObject *last_kept;
+
+/* A kept Descriptor equal to bytes[0:len] and still open, borrowed; or NULL
+ * (with an error set only if the dict lookup failed). */
+static PyObject *kept_descriptor(const uint8_t *raw, uint64_t len)
+{
+    if (last_kept != NULL) {
+        PyObject *bytes = SLOT(last_kept, slot.bytes);
+        if (bytes != NULL && PyBytes_CheckExact(bytes) &&
+            (uint64_t)PyBytes_GET_SIZE(bytes) == len &&
+            memcmp(PyBytes_AS_STRING(bytes), raw, (size_t)len) == 0 &&
+            c_descriptor(last_kept) != NULL) {
+            return last_kept;
+        }
+    }
+    PyObject *key = PyBytes_FromStringAndSize((const char *)raw, (Py_ssize_t)len);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *descriptor = PyDict_GetItemWithError(descriptors, key);
+    Py_DECREF(key);
+    if (descriptor == NULL || Py_TYPE(descriptor) != descriptor_type ||
+        c_descriptor(descriptor) == NULL) {
+        return NULL; /* not kept, or closed by its user: keep the new one */
+    }
+    Py_XSETREF(last_kept, Py_NewRef(descriptor));
+    return descriptor;
+}
+
+/* A new Descriptor owning desc (decoded and checked: ADR-046), its bytes
+ * set, kept in the dict and as last_kept; destroys desc on failure. */
+static PyObject *keep_descriptor(HurrayDescriptor *desc, const uint8_t *raw, uint64_t len)
+{
+    PyObject *descriptor = new_descriptor(desc); /* destroys desc on failure */
+    if (descriptor == NULL) {
+        return NULL;
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)raw, (Py_ssize_t)len);
+    if (bytes == NULL) {
+        Py_DECREF(descriptor);
+        return NULL;
+    }
+    Py_SETREF(SLOT(descriptor, slot.bytes), bytes);
+    if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
+        PyDict_Clear(descriptors);
+    }
+    if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
+        Py_DECREF(descriptor);
+        return NULL;
+    }
+    Py_XSETREF(last_kept, Py_NewRef(descriptor));
+    return descriptor;
+}
+
+/* The consumer's half of from_hurray for a capsule: take it (checked in
+ * full, D-NB2 decision 3, through hurray._protocol's C API), keep (or find)
+ * its descriptor, make the Tensor. As protocol._from_hurray, with no
+ * Python object made beyond the ones the Tensor keeps. */
 static PyObject *consume_to_tensor(PyObject *capsule)
 {
-    PyObject *got = PyObject_CallOneArg(consume_fn, capsule);
-    if (got == NULL) {
+    HurrayDescriptor *desc = NULL;
+    const uint8_t *raw = NULL; /* the context's, which holder owns */
+    uint64_t len = 0;
+    PyObject *spans = NULL;
+    uint32_t version = 0;
+    PyObject *holder = protocol_api->take(capsule, &desc, &raw, &len, &spans, &version);
+    if (holder == NULL) {
         return NULL;
     }
-    /* (abi_version, descriptor_bytes, spans, holder, (address, box)) */
-    PyObject *bytes = PyTuple_GET_ITEM(got, 1);
-    PyObject *spans = PyTuple_GET_ITEM(got, 2);
-    PyObject *holder = PyTuple_GET_ITEM(got, 3);
-    PyObject *handed = PyTuple_GET_ITEM(got, 4);
-    PyObject *descriptor = PyDict_GetItemWithError(descriptors, bytes);
+    PyObject *tensor = NULL;
+    PyObject *descriptor = kept_descriptor(raw, len);
     if (descriptor != NULL) {
-        Py_INCREF(descriptor); /* the handed one dies with got */
+        /* An equal descriptor is kept already; this one was decoded and
+         * checked all the same (the capsule is from outside). */
+        hurray_descriptor_destroy(&desc);
+        Py_INCREF(descriptor);
     } else if (PyErr_Occurred()) {
-        Py_DECREF(got);
-        return NULL;
-    } else {
-        /* consume() decoded and checked it: keep that one (ADR-046). */
-        PyObject *address = PyTuple_GET_ITEM(handed, 0);
-        descriptor = descriptor_type->tp_alloc(descriptor_type, 0);
-        if (descriptor == NULL) {
-            Py_DECREF(got);
-            return NULL;
-        }
-        fill(descriptor, slot.handle, Py_NewRef(Py_None)); /* cast on first use */
-        fill(descriptor, slot.box, Py_NewRef(PyTuple_GET_ITEM(handed, 1)));
-        fill(descriptor, slot.address, Py_NewRef(address));
-        fill(descriptor, slot.fields, Py_NewRef(Py_None));
-        fill(descriptor, slot.bytes, Py_NewRef(bytes));
-        if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
-            PyDict_Clear(descriptors);
-        }
-        if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
-            Py_DECREF(descriptor);
-            Py_DECREF(got);
-            return NULL;
-        }
+        hurray_descriptor_destroy(&desc);
+        goto done;
+    } else if ((descriptor = keep_descriptor(desc, raw, len)) == NULL) {
+        goto done;
     }
-    PyObject *tensor = new_tensor(descriptor, spans, holder, 0);
+    tensor = new_tensor(descriptor, spans, holder, 0);
     Py_DECREF(descriptor);
-    Py_DECREF(got);
+done:
+    Py_DECREF(spans);
+    Py_DECREF(holder);
     return tensor;
 }
+
+/* obj.__hurray__(), for any producer that is neither a plain Tensor nor a
+ * capsule. Every failure goes to protocol._refuse, which raises the
+ * documented error (the call is made once: a producer's __hurray__ may have
+ * effects). A capsule, new reference, or NULL. */
+static PyObject *capsule_of(PyObject *obj)
+{
+    PyObject *method = PyObject_GetAttr(obj, hurray_name);
+    if (method == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL; /* as Python's getattr: only AttributeError is "no method" */
+        }
+        PyErr_Clear();
+        return PyObject_CallFunction(refuse_py, "OiO", obj, 0, Py_None);
+    }
+    PyObject *capsule = PyObject_CallNoArgs(method);
+    Py_DECREF(method);
+    if (capsule == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return NULL; /* KeyboardInterrupt, SystemExit: not the producer's refusal */
+        }
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL) {
+            PyException_SetTraceback(value, traceback);
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(traceback);
+        PyObject *raised = PyObject_CallFunction(refuse_py, "OiO", obj, 1, value);
+        Py_DECREF(value);
+        return raised; /* NULL: _refuse always raises */
+    }
+    if (!PyCapsule_CheckExact(capsule)) {
+        PyObject *raised = PyObject_CallFunction(refuse_py, "OiO", obj, 2, capsule);
+        Py_DECREF(capsule);
+        return raised;
+    }
+    return capsule;
+}
+
+PyDoc_STRVAR(hurray_doc, "__hurray__() -> PyCapsule\n"
+                         "\n"
+                         "A \"hurray_tensor\" capsule sharing this tensor's memory (see\n"
+                         "hurray.protocol.to_capsule); the plain case in C.");
+
+/* Tensor.__hurray__: protocol.to_capsule without its Python frames, for an
+ * exact, writable Tensor whose descriptor has its bytes (or can encode
+ * them). A subclass, a read-only tensor (refused) and anything odd go to
+ * to_capsule. */
+static PyObject *core_hurray(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (Py_TYPE(self) == tensor_type && SLOT(self, slot.readonly) == Py_False) {
+        PyObject *descriptor = SLOT(self, slot.descriptor);
+        PyObject *spans = SLOT(self, slot.buffers);
+        if (descriptor != NULL && Py_TYPE(descriptor) == descriptor_type && spans != NULL &&
+            PyTuple_CheckExact(spans)) {
+            PyObject *bytes = encoding_of(descriptor); /* borrowed */
+            if (bytes != NULL) {
+                return protocol_api->export(bytes, spans, self);
+            }
+        }
+    }
+    return PyObject_CallOneArg(to_capsule_py, self);
+}
+
+static PyMethodDef hurray_method = {"__hurray__", core_hurray, METH_NOARGS, hurray_doc};
 
 PyDoc_STRVAR(from_hurray_doc,
              "from_hurray(obj, /) -> Tensor\n"
              "\n"
-             "hurray.from_hurray's common cases in C: a plain writable Tensor (exported\n"
-             "and consumed without a Python frame) and a PyCapsule. Anything else goes\n"
-             "to the Python implementation, which also raises every refusal.");
+             "hurray.from_hurray in C: a plain writable Tensor (exchanged without a\n"
+             "capsule, ADR-048), a PyCapsule, and any object with __hurray__ (its\n"
+             "capsule checked in full). Any other Tensor goes to the Python\n"
+             "implementation, and protocol._refuse raises what a producer got wrong.");
 
 static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
 {
@@ -406,7 +523,15 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
     if (PyCapsule_CheckExact(obj)) {
         return consume_to_tensor(obj);
     }
-    return PyObject_CallOneArg(from_hurray_py, obj);
+    /* Any other producer, a Tensor subclass included: its capsule is from
+     * outside, and goes through the same full check. */
+    PyObject *capsule = capsule_of(obj);
+    if (capsule == NULL) {
+        return NULL;
+    }
+    PyObject *tensor = consume_to_tensor(capsule);
+    Py_DECREF(capsule);
+    return tensor;
 }
 
 /* ---- arguments of the methods that have a Python half ------------------- */
@@ -991,22 +1116,24 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-             "setup_protocol(from_hurray, consume, descriptors, /)\n"
+             "setup_protocol(from_hurray, refuse, descriptors, to_capsule, /) -> __hurray__\n"
              "\n"
              "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-             "hurray._protocol.consume, and the descriptor cache; hurray._protocol's C\n"
-             "API (the Holder of a Tensor's exchange, ADR-048) is imported here.");
+             "protocol._refuse (the errors of a producer's __hurray__), the\n"
+             "descriptor cache, and protocol.to_capsule; hurray._protocol's C API (the\n"
+             "Holder of a Tensor's exchange, ADR-048, taking a capsule, making one) is\n"
+             "imported here. Returns Tensor.__hurray__ in C.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *from_hurray, *consume, *cache;
+    PyObject *from_hurray, *refuse, *cache, *to_capsule;
     if (tensor_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOO!:setup_protocol", &from_hurray, &consume, &PyDict_Type,
-                          &cache)) {
+    if (!PyArg_ParseTuple(args, "OOO!O:setup_protocol", &from_hurray, &refuse, &PyDict_Type, &cache,
+                          &to_capsule)) {
         return NULL;
     }
     const HurrayProtocolApi *api = PyCapsule_Import(HURRAY_PROTOCOL_API, 0);
@@ -1015,9 +1142,10 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
     }
     protocol_api = api;
     Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
-    Py_XSETREF(consume_fn, Py_NewRef(consume));
+    Py_XSETREF(refuse_py, Py_NewRef(refuse));
     Py_XSETREF(descriptors, Py_NewRef(cache));
-    Py_RETURN_NONE;
+    Py_XSETREF(to_capsule_py, Py_NewRef(to_capsule));
+    return PyDescr_NewMethod(tensor_type, &hurray_method);
 }
 
 PyDoc_STRVAR(setup_memory_doc,
@@ -1079,7 +1207,8 @@ PyMODINIT_FUNC PyInit__core(void)
     static const char *const array_keys[] = {"dtype", "copy"};
     static const char *const dlpack_keys[] = {"stream", "max_version", "dl_device", "copy"};
     if (intern_names(array_keys, 2, array_names) < 0 ||
-        intern_names(dlpack_keys, 4, dlpack_names) < 0) {
+        intern_names(dlpack_keys, 4, dlpack_names) < 0 ||
+        (hurray_name == NULL && (hurray_name = PyUnicode_InternFromString("__hurray__")) == NULL)) {
         return NULL;
     }
     import_array();

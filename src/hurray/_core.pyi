@@ -25,8 +25,9 @@ def setup(
     /,
 ) -> Callable[..., Any]: ...
 def setup_protocol(
-    from_hurray: Callable[..., Any], consume: Callable[..., Any], descriptors: dict[bytes, Any], /,
-) -> None: ...
+    from_hurray: Callable[..., Any], refuse: Callable[..., Any], descriptors: dict[bytes, Any],
+    to_capsule: Callable[..., Any], /,
+) -> Callable[..., Any]: ...
 def setup_dlpack(
     dlpack: Callable[..., Any], export: Callable[..., Any], plans: dict[bytes, Any],
     cpu_device: tuple[int, int], /,

@@ -235,6 +235,35 @@ static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
     return ctx;
 }
 
+/* HurrayProtocolApi.export (_protocol_api.h), and export()'s work, once
+ * its arguments are known to be bytes and anything. */
+static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject *owner)
+{
+    HurrayBufferList *list = make_list(spans, owner);
+    if (list == NULL) {
+        return NULL;
+    }
+    HurrayTensorContext *ctx = make_context(descriptor, owner);
+    if (ctx == NULL) {
+        hurray_buffer_list_destroy(&list);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
+    if (capsule == NULL) {
+        hurray_buffer_list_destroy(&list);
+        hurray_tensor_context_destroy(&ctx);
+        return NULL;
+    }
+    if (PyCapsule_SetContext(capsule, ctx) != 0) {
+        /* Unreachable for a fresh capsule; the destructor would then free
+         * the list alone, so free the context here. */
+        hurray_tensor_context_destroy(&ctx);
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    return capsule;
+}
+
 PyDoc_STRVAR(export_doc,
              "export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
              "\n"
@@ -259,29 +288,7 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
                            "descriptor_bytes must be bytes, not %.100s",
                            Py_TYPE(descriptor)->tp_name);
     }
-    HurrayBufferList *list = make_list(spans, owner);
-    if (list == NULL) {
-        return NULL;
-    }
-    HurrayTensorContext *ctx = make_context(descriptor, owner);
-    if (ctx == NULL) {
-        hurray_buffer_list_destroy(&list);
-        return NULL;
-    }
-    PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
-    if (capsule == NULL) {
-        hurray_buffer_list_destroy(&list);
-        hurray_tensor_context_destroy(&ctx);
-        return NULL;
-    }
-    if (PyCapsule_SetContext(capsule, ctx) != 0) {
-        /* Unreachable for a fresh capsule; the destructor would then free
-         * the list alone, so free the context here. */
-        hurray_tensor_context_destroy(&ctx);
-        Py_DECREF(capsule);
-        return NULL;
-    }
-    return capsule;
+    return export_capsule(descriptor, spans, owner);
 }
 
 /* ---- consume ----------------------------------------------------------- */
@@ -478,9 +485,11 @@ PyDoc_STRVAR(consume_doc,
              "destroys it when it dies), for the caller to keep instead of decoding the\n"
              "bytes again.");
 
-static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
+/* HurrayProtocolApi.take (_protocol_api.h), and consume()'s work: checks
+ * capsule in full, then takes it into a new Holder. */
+static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, const uint8_t **out_bytes,
+                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version)
 {
-    (void)module;
     /* Allocated before the checks: between the checks and the rename there
      * must be no allocation that could run a collection, a finalizer, and
      * so another thread that takes the same capsule. Holder is not a GC
@@ -514,40 +523,54 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
 
     /* From here a failure just drops holder, which frees both handles. The
      * descriptor bytes are the context's, which holder now keeps alive. */
-    PyObject *decoded = hand_over_descriptor(checked.desc); /* destroys it on failure */
-    if (decoded == NULL) {
-        Py_DECREF(holder);
-        return NULL;
-    }
-    PyObject *descriptor = PyBytes_FromStringAndSize((const char *)checked.descriptor,
-                                                     (Py_ssize_t)checked.descriptor_len);
-    if (descriptor == NULL) {
-        Py_DECREF(decoded);
-        Py_DECREF(holder);
-        return NULL;
-    }
     PyObject *spans = read_spans(checked.list, checked.buffer_count);
     if (spans == NULL) {
-        Py_DECREF(decoded);
-        Py_DECREF(descriptor);
+        hurray_descriptor_destroy(&checked.desc);
         Py_DECREF(holder);
         return NULL;
     }
-    PyObject *result = PyTuple_New(5);
-    PyObject *abi = PyLong_FromUnsignedLong(checked.version);
-    if (result == NULL || abi == NULL) {
-        Py_XDECREF(result);
-        Py_XDECREF(abi);
+    *out_desc = checked.desc;
+    *out_bytes = checked.descriptor;
+    *out_len = checked.descriptor_len;
+    *out_spans = spans;
+    *out_version = checked.version;
+    return (PyObject *)holder;
+}
+
+static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
+{
+    (void)module;
+    HurrayDescriptor *desc = NULL;
+    const uint8_t *raw = NULL;
+    uint64_t len = 0;
+    PyObject *spans = NULL;
+    uint32_t version = 0;
+    PyObject *holder = take(capsule, &desc, &raw, &len, &spans, &version);
+    if (holder == NULL) {
+        return NULL;
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)raw, (Py_ssize_t)len);
+    if (bytes == NULL) {
+        hurray_descriptor_destroy(&desc);
         Py_DECREF(spans);
-        Py_DECREF(decoded);
-        Py_DECREF(descriptor);
+        Py_DECREF(holder);
+        return NULL;
+    }
+    PyObject *decoded = hand_over_descriptor(desc); /* destroys it on failure */
+    PyObject *abi = decoded == NULL ? NULL : PyLong_FromUnsignedLong(version);
+    PyObject *result = abi == NULL ? NULL : PyTuple_New(5);
+    if (result == NULL) {
+        Py_XDECREF(abi);
+        Py_XDECREF(decoded);
+        Py_DECREF(spans);
+        Py_DECREF(bytes);
         Py_DECREF(holder);
         return NULL;
     }
     PyTuple_SET_ITEM(result, 0, abi);
-    PyTuple_SET_ITEM(result, 1, descriptor);
+    PyTuple_SET_ITEM(result, 1, bytes);
     PyTuple_SET_ITEM(result, 2, spans);
-    PyTuple_SET_ITEM(result, 3, (PyObject *)holder);
+    PyTuple_SET_ITEM(result, 3, holder);
     PyTuple_SET_ITEM(result, 4, decoded);
     return result;
 }
@@ -578,7 +601,7 @@ static PyObject *hold(PyObject *owner, uint64_t buffer_count)
     return (PyObject *)holder;
 }
 
-static HurrayProtocolApi protocol_api = {.hold = hold};
+static HurrayProtocolApi protocol_api = {.hold = hold, .take = take, .export = export_capsule};
 
 /* ---- module ------------------------------------------------------------ */
 

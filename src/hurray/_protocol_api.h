@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "hurray.h"
+
 #define HURRAY_PROTOCOL_API "hurray._protocol._C_API"
 
 typedef struct HurrayProtocolApi {
@@ -25,6 +27,26 @@ typedef struct HurrayProtocolApi {
      * Holder (new reference), or NULL with MemoryError set and no reference
      * taken. */
     PyObject *(*hold)(PyObject *owner, uint64_t buffer_count);
+
+    /* What hurray._protocol.consume does, without its tuple: checks capsule
+     * in full (name, ABI version first, descriptor decoded, descriptor
+     * against the buffers; D-NB2 decision 3), then renames it and moves its
+     * list and context into a new Holder, which it returns. Also returns the
+     * decoded, checked descriptor (*out_desc, the caller's to destroy or
+     * keep), its bytes (*out_bytes and *out_len, borrowed from the context,
+     * which the Holder owns: valid while the Holder lives), the (address,
+     * nbytes) spans of the buffers (*out_spans, new reference, valid while
+     * the Holder lives) and the context's ABI version. On a refusal returns NULL
+     * with a HurrayError set and leaves the capsule as it was; on NULL
+     * nothing is handed out. */
+    PyObject *(*take)(PyObject *capsule, HurrayDescriptor **out_desc, const uint8_t **out_bytes,
+                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version);
+
+    /* What hurray._protocol.export does: a "hurray_tensor" capsule over
+     * spans (a tuple of (address, nbytes)) with descriptor (bytes, exactly)
+     * in its context, every handle holding a reference to owner (D-NB2).
+     * A new reference, or NULL with an error set and no reference taken. */
+    PyObject *(*export)(PyObject *descriptor, PyObject *spans, PyObject *owner);
 } HurrayProtocolApi;
 
 #endif /* HURRAY_PROTOCOL_API_H */

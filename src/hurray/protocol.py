@@ -18,7 +18,7 @@ decision 11).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from . import _core, _protocol
 from . import numpy_bridge as _numpy_bridge  # noqa: F401  (sets up hurray._core first)
@@ -97,29 +97,46 @@ def _capsule_of(obj: Any) -> Any:
     """Call ``obj.__hurray__()``; turn everything that can go wrong into a HurrayError.
 
     A HurrayError from ``__hurray__`` passes through; any other exception is
-    wrapped, with the original as ``__cause__``.
+    wrapped, with the original as ``__cause__``. (``hurray._core`` does the
+    same in C, and calls :func:`_refuse` for every failure.)
     """
     try:
         method = obj.__hurray__
     except AttributeError:
-        raise CapsuleError(
-            f"{type(obj).__name__} object does not support the Hurray protocol "
-            f"(no __hurray__ method)"
-        ) from None
+        _refuse(obj, _NO_METHOD, None)
     try:
         capsule = method()
-    except HurrayError:
-        raise  # already says what went wrong, in the package's terms
     except Exception as exc:
-        raise HurrayError(
-            f"{type(obj).__name__}.__hurray__() raised {type(exc).__name__}: {exc}"
-        ) from exc
+        _refuse(obj, _RAISED, exc)
     if type(capsule) is not _CapsuleType:
-        raise CapsuleError(
-            f"{type(obj).__name__}.__hurray__() returned {type(capsule).__name__}, "
-            f"not a PyCapsule named '{CAPSULE_NAME}'"
-        )
+        _refuse(obj, _NOT_A_CAPSULE, capsule)
     return capsule
+
+
+_NO_METHOD, _RAISED, _NOT_A_CAPSULE = 0, 1, 2
+
+
+def _refuse(obj: Any, what: int, value: Any) -> NoReturn:
+    """Raise the error for a producer whose ``__hurray__`` gave no capsule.
+
+    ``what`` says how: ``_NO_METHOD`` (no ``__hurray__``), ``_RAISED``
+    (``value`` is the exception it raised), ``_NOT_A_CAPSULE`` (``value`` is
+    what it returned). One statement of each error, for both the Python and
+    the C path.
+    """
+    name = type(obj).__name__
+    if what == _NO_METHOD:
+        raise CapsuleError(
+            f"{name} object does not support the Hurray protocol (no __hurray__ method)"
+        ) from None
+    if what == _RAISED:
+        if isinstance(value, HurrayError):
+            raise value  # already says what went wrong, in the package's terms
+        raise HurrayError(f"{name}.__hurray__() raised {type(value).__name__}: {value}") from value
+    raise CapsuleError(
+        f"{name}.__hurray__() returned {type(value).__name__}, "
+        f"not a PyCapsule named '{CAPSULE_NAME}'"
+    )
 
 
 # Decoded descriptors by their canonical bytes. A Descriptor is immutable
@@ -138,8 +155,12 @@ def _keep(descriptor: Descriptor) -> Descriptor:
 
 
 # The hot path in C (ADR-046): a plain writable Tensor (exchanged without a
-# capsule, ADR-048) or a capsule goes through hurray._core with no Python
-# frame; everything else, and every refusal, is _from_hurray's. Both keep
-# the descriptors they decode in _descriptors.
-_core.setup_protocol(_from_hurray, _consume, _descriptors)
+# capsule, ADR-048), a capsule, or any producer with __hurray__ goes through
+# hurray._core with no Python frame (ADR-048, amended); a read-only or
+# closed Tensor is _from_hurray's, and a producer's failures _refuse's. Both
+# keep the descriptors they decode in _descriptors. Tensor.__hurray__ is
+# to_capsule in C for an exact, writable Tensor, and to_capsule otherwise.
+Tensor.__hurray__ = _core.setup_protocol(  # type: ignore[method-assign]
+    _from_hurray, _refuse, _descriptors, to_capsule
+)
 from_hurray = _core.from_hurray
