@@ -68,7 +68,7 @@ setup(
         Extension(
             "hurray._core",
             sources=["src/hurray/_core.c"],
-            depends=["src/hurray/_protocol_api.h"],
+            depends=["src/hurray/_protocol_api.h", "src/hurray/_pyruntime.h"],
             include_dirs=[numpy.get_include()],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
         ),

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "_protocol_api.h"
+#include "_pyruntime.h"
 #include "hurray.h"
 
 
@@ -97,18 +98,6 @@ static const HurrayDescriptor *c_descriptor(PyObject *descriptor)
         PyErr_Clear();
     }
     return desc;
-}
-
-/* PyLong_AsUnsignedLongLong, which on CPython 3.11 goes through a byte
- * array for any int above 2**30 (every address); unsigned long is as wide
- * where it is 64 bits. */
-static unsigned long long as_u64(PyObject *v)
-{
-#if ULONG_MAX >= UINT64_MAX
-    return PyLong_AsUnsignedLong(v);
-#else
-    return PyLong_AsUnsignedLongLong(v);
-#endif
 }
 
 /* (address, nbytes) as a new tuple. */
@@ -677,8 +666,8 @@ static PyObject *plain_view(PyObject *self)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    unsigned long long base_address = as_u64(PyTuple_GET_ITEM(span, 0));
-    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
+    unsigned long long base_address = hurray__py_as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long nbytes = hurray__py_as_u64(PyTuple_GET_ITEM(span, 1));
     if (PyErr_Occurred()) {
         PyErr_Clear();
         return NULL;
@@ -811,8 +800,8 @@ static PyObject *plain_buffer(PyObject *self, PyObject *index)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    unsigned long long address = as_u64(PyTuple_GET_ITEM(span, 0));
-    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
+    unsigned long long address = hurray__py_as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long nbytes = hurray__py_as_u64(PyTuple_GET_ITEM(span, 1));
     if (PyErr_Occurred() || nbytes == 0 || address == 0 ||
         nbytes > (unsigned long long)NPY_MAX_INTP) {
         PyErr_Clear();
@@ -894,8 +883,8 @@ static PyObject *core_tensor_from_spans(PyObject *module, PyObject *const *args,
             PyErr_SetString(PyExc_TypeError, "a span is an (address, nbytes) pair");
             return NULL;
         }
-        unsigned long long data = as_u64(PyTuple_GET_ITEM(span, 0));
-        unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
+        unsigned long long data = hurray__py_as_u64(PyTuple_GET_ITEM(span, 0));
+        unsigned long long nbytes = hurray__py_as_u64(PyTuple_GET_ITEM(span, 1));
         if (PyErr_Occurred()) {
             hurray_buffer_list_destroy(&list);
             return NULL;
@@ -954,8 +943,8 @@ static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
     if (!PyTuple_CheckExact(span) || PyTuple_GET_SIZE(span) != 2) {
         return NULL;
     }
-    unsigned long long base = as_u64(PyTuple_GET_ITEM(span, 0));
-    unsigned long long offset = as_u64(PyTuple_GET_ITEM(plan, 8));
+    unsigned long long base = hurray__py_as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long offset = hurray__py_as_u64(PyTuple_GET_ITEM(plan, 8));
     unsigned long long sum;
     if (PyErr_Occurred() || __builtin_add_overflow(base, offset, &sum)) {
         PyErr_Clear();

@@ -127,18 +127,6 @@ static void capsule_destructor(PyObject *capsule)
     hurray__py_restore_error(saved);
 }
 
-/* PyLong_AsUnsignedLongLong, which on CPython 3.11 goes through a byte
- * array for any int above 2**30 (every address); unsigned long is as wide
- * where it is 64 bits. */
-static unsigned long long as_u64(PyObject *v)
-{
-#if ULONG_MAX >= UINT64_MAX
-    return PyLong_AsUnsignedLong(v);
-#else
-    return PyLong_AsUnsignedLongLong(v);
-#endif
-}
-
 /* Reads one (address, nbytes) span. */
 static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t *out_len)
 {
@@ -147,11 +135,11 @@ static int read_span(PyObject *span, Py_ssize_t index, void **out_ptr, uint64_t 
                     "span %zd must be an (address, nbytes) tuple, not %R", index, span);
         return -1;
     }
-    unsigned long long address = as_u64(PyTuple_GET_ITEM(span, 0));
+    unsigned long long address = hurray__py_as_u64(PyTuple_GET_ITEM(span, 0));
     if (address == (unsigned long long)-1 && PyErr_Occurred()) {
         goto bad_number;
     }
-    unsigned long long nbytes = as_u64(PyTuple_GET_ITEM(span, 1));
+    unsigned long long nbytes = hurray__py_as_u64(PyTuple_GET_ITEM(span, 1));
     if (nbytes == (unsigned long long)-1 && PyErr_Occurred()) {
         goto bad_number;
     }

@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <stdint.h>
 
 #if defined(__GNUC__)
@@ -21,6 +22,19 @@
 #else
 #define HURRAY__PY_INTERNAL
 #endif
+
+/* An int as unsigned 64 bits (an address or a length): PyLong_AsUnsignedLong
+ * where it is 64 bits wide, since on CPython 3.11 PyLong_AsUnsignedLongLong
+ * goes through a byte array for any int above 2**30 (every address).
+ * Inline: hurray._core uses it without the rest of this runtime. */
+static inline unsigned long long hurray__py_as_u64(PyObject *v)
+{
+#if ULONG_MAX >= UINT64_MAX
+    return PyLong_AsUnsignedLong(v);
+#else
+    return PyLong_AsUnsignedLongLong(v);
+#endif
+}
 
 /* Destructors and release callbacks may run while an exception is
  * propagating; they keep it aside and put it back, neither losing it nor
