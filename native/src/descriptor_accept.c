@@ -41,16 +41,6 @@ static inline int has(const HurrayDescriptor *desc, uint32_t role)
     return (desc->part_mask & HURRAY__ROLE_BIT(role)) != 0;
 }
 
-/* The packing fits the values' width (ggml_split is left to the full check). */
-static inline int packing_fits(uint32_t packing, uint32_t bits)
-{
-    if (bits >= 8) {
-        return packing == HURRAY_PACKING_NONE;
-    }
-    return packing == HURRAY_PACKING_PADDED ||
-           (packing == HURRAY_PACKING_LSB_FIRST && (bits == 1 || bits == 2 || bits == 4));
-}
-
 /* The last dimension is a whole number of units (rank 0 has none). */
 static inline int last_dimension_divides(const HurrayDescriptor *desc, uint64_t unit)
 {
@@ -181,7 +171,7 @@ static inline __attribute__((always_inline)) bool accept(const HurrayDescriptor 
     uint32_t buffer_count = (uint32_t)__builtin_ctz(~used);
     const struct hurray__dtype_info *values = row_of(desc, HURRAY_ROLE_VALUES);
     if (layouts != 0 || (used >> buffer_count) != 0 || values->kind == HURRAY__KIND_NONE ||
-        !packing_fits(desc->packing, values->bits) || !scheme_holds(desc, values) ||
+        !hurray__packing_fits_quickly(desc->packing, values->bits) || !scheme_holds(desc, values) ||
         !granularity_fields_hold(desc)) {
         return false;
     }

@@ -56,17 +56,6 @@
     (BIT(HURRAY__KIND_INT) | BIT(HURRAY__KIND_FLOAT) | BIT(HURRAY__KIND_FP8) | \
      BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
 
-/* The packing fits the values' width (ggml_split is left to the full
- * decode). */
-QUICK int packing_fits(uint32_t packing, uint32_t bits)
-{
-    if (bits >= 8) {
-        return packing == HURRAY_PACKING_NONE;
-    }
-    return packing == HURRAY_PACKING_PADDED ||
-           (packing == HURRAY_PACKING_LSB_FIRST && (bits == 1 || bits == 2 || bits == 4));
-}
-
 /* The descriptor with its header fields and dimensions read, and the walk
  * over the dimensions in *shape; NULL (nothing kept) when out of memory or
  * when the product of the dimensions is too large, which the full decode
@@ -156,7 +145,7 @@ QUICK HurrayDescriptor *quick_plain(const uint8_t *bytes, uint64_t head, uint32_
     if (HEAD_PART_COUNT(head) != 1 || HEAD_GRANULARITY(head) != HURRAY_GRANULARITY_NONE ||
         byte_order > HURRAY_BYTE_ORDER_BIG || (get64(bytes + 16) | get64(bytes + 24)) != 0 ||
         (word & ~(uint64_t)0xFF00) != HURRAY_ROLE_VALUES || values->kind == HURRAY__KIND_NONE ||
-        !packing_fits((uint8_t)(head >> 16), values->bits)) {
+        !hurray__packing_fits_quickly((uint8_t)(head >> 16), values->bits)) {
         return NULL;
     }
     HurrayShapeFacts shape;
@@ -211,8 +200,9 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
         (uint8_t)values_word != HURRAY_ROLE_VALUES || (uint8_t)scale_word != HURRAY_ROLE_SCALE ||
         (uint8_t)zero_word != HURRAY_ROLE_ZERO_POINT ||
         !((KINDS_AFFINE_VALUES >> values->kind) & 1) ||
-        !packing_fits((uint8_t)(head >> 16), values->bits) || scale->kind != HURRAY__KIND_FLOAT ||
-        scale->bits % 8 != 0 || !((KINDS_ZERO_POINT >> zero->kind) & 1) || zero->bits % 8 != 0 ||
+        !hurray__packing_fits_quickly((uint8_t)(head >> 16), values->bits) ||
+        scale->kind != HURRAY__KIND_FLOAT || scale->bits % 8 != 0 ||
+        !((KINDS_ZERO_POINT >> zero->kind) & 1) || zero->bits % 8 != 0 ||
         (used >> __builtin_ctz(~used)) != 0) {
         return NULL;
     }

@@ -107,6 +107,19 @@ static inline bool hurray__dtype_kind_is_float(uint8_t kind)
     return (floats >> kind) & 1u;
 }
 
+/* The packing fits a values part of `bits` bits per element, as the quick
+ * paths judge it (ggml_split, and every packing they do not take, is left
+ * to the full rules): none for 8 bits and wider; padded, or lsb_first for
+ * 1, 2 and 4 bits. */
+static inline bool hurray__packing_fits_quickly(uint32_t packing, uint32_t bits)
+{
+    if (bits >= 8) {
+        return packing == HURRAY_PACKING_NONE;
+    }
+    return packing == HURRAY_PACKING_PADDED ||
+           (packing == HURRAY_PACKING_LSB_FIRST && (bits == 1 || bits == 2 || bits == 4));
+}
+
 /* One GGML block: how many elements it encodes and how many bytes it takes.
  * Returns false (outputs untouched) for an unknown type. */
 bool hurray__ggml_block(uint32_t ggml_type, uint64_t *out_elements, uint64_t *out_bytes);
