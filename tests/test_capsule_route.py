@@ -28,6 +28,7 @@ from hurray.errors import (
     UnsupportedError,
 )
 from hurray.quantize import quantize_affine
+from support.watched_tensor import watched_arange
 from hurray.tensor import Tensor
 
 _api = ctypes.PyDLL(None)
@@ -236,21 +237,7 @@ def test_a_kept_descriptor_is_reused_only_while_it_is_open():
 
 
 def test_a_tensor_subclass_is_exported_by_python_through_its_buffers():
-    reads = []
-
-    class Watched(Tensor):
-        __slots__ = ()
-
-        @property
-        def _buffers(self):
-            reads.append(1)
-            return Tensor.__dict__["_buffers"].__get__(self)
-
-    t = hurray.from_numpy(np.arange(6, dtype=np.float32))
-    w = object.__new__(Watched)
-    for name, value in (("_descriptor", t.descriptor), ("_buffers", t.buffers), ("_owner", t),
-                        ("_readonly", False), ("_view", None)):
-        Tensor.__dict__[name].__set__(w, value)
+    w, reads = watched_arange()
     u = hurray.from_hurray(Producer(w.__hurray__))
     assert reads
     assert np.array_equal(np.asarray(u), np.arange(6, dtype=np.float32))

@@ -17,6 +17,7 @@ from hurray import _core, _protocol, dlpack, numpy_bridge, protocol
 from hurray.errors import InvalidArgumentError, UnsupportedError
 from hurray.quantize import quantize_affine
 from hurray.tensor import Tensor
+from support.watched_tensor import watched_arange
 
 base = np.arange(24, dtype=np.float32).reshape(4, 6)
 ARRAYS = {
@@ -85,21 +86,7 @@ def test_arguments_and_quantized_tensors_go_to_python():
 
 
 def test_a_subclass_is_served_by_python_through_its_buffers():
-    reads = []
-
-    class Watched(Tensor):
-        __slots__ = ()
-
-        @property
-        def _buffers(self):
-            reads.append(1)
-            return Tensor.__dict__["_buffers"].__get__(self)
-
-    t = hurray.from_numpy(np.arange(6, dtype=np.float32))
-    w = object.__new__(Watched)
-    for name, value in (("_descriptor", t.descriptor), ("_buffers", t.buffers), ("_owner", t),
-                        ("_readonly", False), ("_view", None)):
-        Tensor.__dict__[name].__set__(w, value)
+    w, reads = watched_arange()
     for use in (np.asarray, hurray.from_hurray, lambda x: np.from_dlpack(x)):
         del reads[:]
         use(w)
