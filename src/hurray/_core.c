@@ -1012,6 +1012,17 @@ static PyMethodDef dlpack_device_method = {
     "__dlpack_device__", core_dlpack_device, METH_NOARGS,
     PyDoc_STR("__dlpack_device__() -> (kDLCPU, 0): Hurray tensors live in host memory.")};
 
+/* 0 with RuntimeError when `what` (a later setup function) runs before
+ * setup() has given the Tensor type it installs methods on. */
+static int after_setup(const char *what)
+{
+    if (tensor_type == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "%s() before setup()", what);
+        return 0;
+    }
+    return 1;
+}
+
 PyDoc_STRVAR(
     setup_dlpack_doc,
     "setup_dlpack(dlpack, export, plans, cpu_device, /) -> (__dlpack__, __dlpack_device__)\n"
@@ -1023,8 +1034,7 @@ static PyObject *core_setup_dlpack(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *dlpack, *export, *plans, *device;
-    if (tensor_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "setup_dlpack() before setup()");
+    if (!after_setup("setup_dlpack")) {
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "OOO!O!:setup_dlpack", &dlpack, &export, &PyDict_Type, &plans,
@@ -1117,8 +1127,7 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *from_hurray, *refuse, *cache, *to_capsule;
-    if (tensor_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "setup_protocol() before setup()");
+    if (!after_setup("setup_protocol")) {
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "OOO!O:setup_protocol", &from_hurray, &refuse, &PyDict_Type, &cache,
@@ -1147,8 +1156,7 @@ static PyObject *core_setup_memory(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *buffer, *check;
-    if (tensor_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "setup_memory() before setup()");
+    if (!after_setup("setup_memory")) {
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "OO:setup_memory", &buffer, &check)) {
