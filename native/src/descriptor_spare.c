@@ -4,6 +4,7 @@
  * the library's unload.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "descriptor.h"
@@ -81,6 +82,19 @@ bool hurray__spare_park_slow(void *block, size_t size)
     hurray__spare_block = block;
     return true;
 }
+
+#ifdef HURRAY__SPARE_ASAN
+#include <stdio.h>
+
+void hurray__spare_too_small(const void *block, size_t size)
+{
+    fprintf(stderr,
+            "hurray: internal error: descriptor block %p parked as a spare is smaller than the "
+            "spare size (%zu bytes)\n",
+            block, size);
+    abort();
+}
+#endif
 
 /* At unload (dlclose, or exit): the key goes, so no thread's exit calls
  * into unmapped code; the unloading thread's block is freed. Blocks parked

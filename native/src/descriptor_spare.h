@@ -38,8 +38,19 @@
 
 #ifdef HURRAY__SPARE_ASAN
 #include <sanitizer/asan_interface.h>
-#define HURRAY__SPARE_POISON(block, size) ASAN_POISON_MEMORY_REGION(block, size)
+/* Under ASan a block too small for the spare size (its end is in the
+ * redzone) is reported: unpoisoning the spare size of it at take would
+ * hide an overflow past its end. */
+#define HURRAY__SPARE_POISON(block, size)                     \
+    do {                                                      \
+        if (__asan_region_is_poisoned(block, size) != NULL) { \
+            hurray__spare_too_small(block, size);             \
+        }                                                     \
+        ASAN_POISON_MEMORY_REGION(block, size);               \
+    } while (0)
 #define HURRAY__SPARE_UNPOISON(block, size) ASAN_UNPOISON_MEMORY_REGION(block, size)
+__attribute__((visibility("hidden"), noreturn)) void hurray__spare_too_small(const void *block,
+                                                                             size_t size);
 #else
 #define HURRAY__SPARE_POISON(block, size) ((void)(block), (void)(size))
 #define HURRAY__SPARE_UNPOISON(block, size) ((void)(block), (void)(size))
