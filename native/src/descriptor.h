@@ -7,7 +7,9 @@
  * below it: descriptor_reach.h (size arithmetic), descriptor_accept.h (the
  * quick path), descriptor_validate.h (every rule), then the public entry
  * points (descriptor_build.c, descriptor_encode.c, descriptor_decode.c with
- * descriptor_decode_full.c, descriptor_check_buffers.c).
+ * descriptor_decode_full.c, descriptor_check_buffers.c). Below them all,
+ * descriptor_spare.h keeps a thread's last destroyed block for its next
+ * allocation (ADR-051).
  *
  * Not part of the ABI: the struct layout may change at any time; callers
  * outside the library use the accessors in hurray.h. The rules the fields
