@@ -5,9 +5,9 @@
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "descriptor.h"
 #include "descriptor_spare.h"
 
 /* Under valgrind nothing is parked, so memcheck sees every descriptor's
@@ -37,10 +37,8 @@ static void release_this_thread(void)
     hurray__spare_state = HURRAY__SPARE_OFF;
     void *block = hurray__spare_block;
     hurray__spare_block = NULL;
-    if (block != NULL) {
-        HURRAY__SPARE_UNPOISON(block, HURRAY__DESCRIPTOR_SPARE_SIZE);
-        free(block);
-    }
+    /* Poisoned under ASan, which frees it as any other block. */
+    free(block);
 }
 
 /* The key's destructor: runs in a thread that exits having registered
@@ -84,8 +82,6 @@ bool hurray__spare_park_slow(void *block, size_t size)
 }
 
 #ifdef HURRAY__SPARE_ASAN
-#include <stdio.h>
-
 void hurray__spare_too_small(const void *block, size_t size)
 {
     fprintf(stderr,
