@@ -29,9 +29,6 @@
 #include "dtype.h"
 #include "status.h"
 
-#include <stddef.h>
-#include <string.h>
-
 /* Bytes 0-7 of an encoding of len bytes, read as one little-endian word:
  * the magic "HRYD", version 1, and the total length. */
 #define FRAME_WORD(len) \
@@ -65,18 +62,6 @@
 _Static_assert(((uint64_t)1 << QUICK_BOUND_BITS) <= HURRAY__REACH_ALWAYS_FITS,
                "counts and spans below the quick bound fit any reach");
 
-/* The struct keeps the header's order where the encoding's fields are one
- * run of bytes, so that they are copied in three moves rather than one
- * field at a time. */
-_Static_assert(offsetof(HurrayDescriptor, byte_order) == offsetof(HurrayDescriptor, rank) + 1 &&
-                   offsetof(HurrayDescriptor, packing) == offsetof(HurrayDescriptor, rank) + 2 &&
-                   offsetof(HurrayDescriptor, scheme) == offsetof(HurrayDescriptor, rank) + 3 &&
-                   offsetof(HurrayDescriptor, granularity) == offsetof(HurrayDescriptor, rank) + 4,
-               "rank, byte order, packing, scheme and granularity are bytes 8-12's order");
-_Static_assert(offsetof(HurrayDescriptor, ggml_type) == offsetof(HurrayDescriptor, axis) + 4 &&
-                   sizeof(uint32_t) == 4,
-               "axis and ggml type are bytes 16-23's order");
-
 /* A descriptor for rank dimensions with the header's fields set, or NULL
  * when out of memory. */
 QUICK HurrayDescriptor *new_with_header(const uint8_t *bytes, uint32_t rank)
@@ -85,18 +70,7 @@ QUICK HurrayDescriptor *new_with_header(const uint8_t *bytes, uint32_t rank)
     if (desc == NULL) {
         return NULL;
     }
-    if (HURRAY__HOST_IS_LITTLE_ENDIAN) {
-        memcpy(&desc->rank, bytes + 8, 5);
-        memcpy(&desc->axis, bytes + 16, 8);
-    } else {
-        desc->byte_order = bytes[9];
-        desc->packing = bytes[10];
-        desc->scheme = bytes[11];
-        desc->granularity = bytes[12];
-        desc->axis = get32(bytes + 16);
-        desc->ggml_type = get32(bytes + 20);
-    }
-    desc->block_size = get64(bytes + 24);
+    hurray__descriptor_read_header(desc, bytes);
     return desc;
 }
 

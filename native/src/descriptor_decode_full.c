@@ -118,13 +118,7 @@ static HurrayStatus read_parts(HurrayDescriptor *desc, const uint8_t *p, uint32_
 static void read_fields(HurrayDescriptor *desc, const uint8_t *bytes)
 {
     uint32_t rank = desc->rank;
-    desc->byte_order = bytes[9];
-    desc->packing = bytes[10];
-    desc->scheme = bytes[11];
-    desc->granularity = bytes[12];
-    desc->axis = get32(bytes + 16);
-    desc->ggml_type = get32(bytes + 20);
-    desc->block_size = get64(bytes + 24);
+    hurray__descriptor_read_header(desc, bytes);
     /* A stride's bits read as uint64_t are its int64_t value: exact-width
      * types are two's complement, and may alias each other. Element by
      * element through the two pointers: a copy the compiler recognises

@@ -84,4 +84,36 @@ static inline uint64_t get64(const uint8_t *p)
     return get_le(p, 8);
 }
 
+/* The struct keeps the header's order where the encoding's fields are one
+ * run of bytes, so that a little-endian host copies them in two moves
+ * rather than one field at a time. */
+_Static_assert(offsetof(HurrayDescriptor, byte_order) == offsetof(HurrayDescriptor, rank) + 1 &&
+                   offsetof(HurrayDescriptor, packing) == offsetof(HurrayDescriptor, rank) + 2 &&
+                   offsetof(HurrayDescriptor, scheme) == offsetof(HurrayDescriptor, rank) + 3 &&
+                   offsetof(HurrayDescriptor, granularity) == offsetof(HurrayDescriptor, rank) + 4,
+               "rank, byte order, packing, scheme and granularity are bytes 8-12's order");
+_Static_assert(offsetof(HurrayDescriptor, ggml_type) == offsetof(HurrayDescriptor, axis) + 4 &&
+                   sizeof(uint32_t) == 4,
+               "axis and ggml type are bytes 16-23's order");
+
+/* The header's fields (bytes 8-12 and 16-31) into desc, read as they
+ * stand: their values are for the caller to judge. The rank (byte 8) is
+ * written again with the value the caller allocated desc for; the part
+ * count (byte 13) is not a field. */
+static inline void hurray__descriptor_read_header(HurrayDescriptor *desc, const uint8_t *bytes)
+{
+    if (HURRAY__HOST_IS_LITTLE_ENDIAN) {
+        memcpy(&desc->rank, bytes + 8, 5);
+        memcpy(&desc->axis, bytes + 16, 8);
+    } else {
+        desc->byte_order = bytes[9];
+        desc->packing = bytes[10];
+        desc->scheme = bytes[11];
+        desc->granularity = bytes[12];
+        desc->axis = get32(bytes + 16);
+        desc->ggml_type = get32(bytes + 20);
+    }
+    desc->block_size = get64(bytes + 24);
+}
+
 #endif /* HURRAY_DESCRIPTOR_WIRE_INTERNAL_H */
