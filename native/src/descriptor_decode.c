@@ -204,13 +204,20 @@ QUICK void affine_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape)
  * tensor, per axis or per block with its fields in range. */
 QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32_t rank)
 {
+    /* The header first, so that its fields are done with before the parts
+     * are read: fewer values live at once, none spilled. */
     uint32_t part_count = HEAD_PART_COUNT(head);
-    if (part_count != 2 && part_count != 3) {
-        return NULL; /* and the parts below are all inside the input */
-    }
     uint32_t granularity = HEAD_GRANULARITY(head);
     uint32_t axis = get32(bytes + 16);
     uint64_t block_size = get64(bytes + 24);
+    if ((part_count != 2 && part_count != 3) ||
+        granularity - HURRAY_GRANULARITY_PER_TENSOR >
+            HURRAY_GRANULARITY_PER_BLOCK - HURRAY_GRANULARITY_PER_TENSOR ||
+        (uint8_t)(head >> 8) > HURRAY_BYTE_ORDER_BIG || get32(bytes + 20) != 0 ||
+        (granularity == HURRAY_GRANULARITY_PER_TENSOR ? axis != 0 : axis >= rank) ||
+        (granularity == HURRAY_GRANULARITY_PER_BLOCK) != (block_size != 0)) {
+        return NULL; /* and past here the parts are all inside the input */
+    }
     const uint8_t *parts = bytes + HURRAY__DESCRIPTOR_HEADER_LEN +
                            HURRAY__DESCRIPTOR_DIM_LEN * rank;
     uint64_t values_word = get64(parts);
@@ -225,18 +232,13 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
     uint64_t misplaced = ((values_word & PART_FIXED_BITS) ^ HURRAY_ROLE_VALUES) |
                          ((scale_word & PART_FIXED_BITS) ^ HURRAY_ROLE_SCALE) |
                          ((zero_word & PART_FIXED_BITS) ^ HURRAY_ROLE_ZERO_POINT);
-    const struct hurray__dtype_info *scale = hurray__dtype_row((uint8_t)(scale_word >> 8));
-    const struct hurray__dtype_info *zero = hurray__dtype_row((uint8_t)(zero_word >> 8));
     uint32_t allowed = (values->affine_roles >> (HURRAY_ROLE_VALUES - 1)) &
-                       (scale->affine_roles >> (HURRAY_ROLE_SCALE - 1)) &
-                       (zero->affine_roles >> (HURRAY_ROLE_ZERO_POINT - 1)) & 1u;
-    int per_tensor = granularity == HURRAY_GRANULARITY_PER_TENSOR;
+                       (hurray__dtype_row((uint8_t)(scale_word >> 8))->affine_roles >>
+                        (HURRAY_ROLE_SCALE - 1)) &
+                       (hurray__dtype_row((uint8_t)(zero_word >> 8))->affine_roles >>
+                        (HURRAY_ROLE_ZERO_POINT - 1)) &
+                       1u;
     if (misplaced != 0 || !allowed ||
-        granularity - HURRAY_GRANULARITY_PER_TENSOR >
-            HURRAY_GRANULARITY_PER_BLOCK - HURRAY_GRANULARITY_PER_TENSOR ||
-        (uint8_t)(head >> 8) > HURRAY_BYTE_ORDER_BIG || get32(bytes + 20) != 0 ||
-        (per_tensor ? axis != 0 : axis >= rank) ||
-        (granularity == HURRAY_GRANULARITY_PER_BLOCK) != (block_size != 0) ||
         !hurray__packing_fits_quickly((uint8_t)(head >> 16), values->bits)) {
         return NULL;
     }
