@@ -126,15 +126,17 @@ QUICK int walk_dims(HurrayDescriptor *desc, const uint8_t *bytes, HurrayShapeFac
     }
 }
 
-/* The part of this role a word and its byte offset describe, which the
+/* The part of this role the encoded part at `part` describes, which the
  * caller has proved row-major with a buffer index below 4. */
-QUICK void set_part(HurrayDescriptor *desc, uint32_t role, uint64_t word, const uint8_t *part)
+QUICK void set_part(HurrayDescriptor *desc, uint32_t role, const uint8_t *part)
 {
-    /* Field by field: a compound literal would also zero the padding. */
+    /* Read from the bytes again, not from the words the checks read: then
+     * those need not be kept (spilled) until the descriptor is allocated.
+     * Field by field: a compound literal would also zero the padding. */
     HurrayDescriptorPart *p = &desc->parts[role - 1];
-    p->dtype = (uint8_t)(word >> 8);
+    p->dtype = part[1];
     p->layout = HURRAY_PART_LAYOUT_ROW_MAJOR;
-    p->buffer_index = word >> 32;
+    p->buffer_index = get32(part + 4);
     p->byte_offset = get64(part + 8);
 }
 
@@ -169,7 +171,7 @@ QUICK HurrayDescriptor *quick_plain(const uint8_t *bytes, uint64_t head, uint32_
         return NULL;
     }
     desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-    set_part(desc, HURRAY_ROLE_VALUES, word, part);
+    set_part(desc, HURRAY_ROLE_VALUES, part);
     HurrayShapeFacts shape;
     if (!walk_dims(desc, bytes, &shape)) {
         free(desc);
@@ -252,11 +254,11 @@ QUICK HurrayDescriptor *quick_affine(const uint8_t *bytes, uint64_t head, uint32
     if (desc == NULL) {
         return NULL;
     }
-    set_part(desc, HURRAY_ROLE_VALUES, values_word, parts);
-    set_part(desc, HURRAY_ROLE_SCALE, scale_word, parts + HURRAY__DESCRIPTOR_PART_LEN);
+    set_part(desc, HURRAY_ROLE_VALUES, parts);
+    set_part(desc, HURRAY_ROLE_SCALE, parts + HURRAY__DESCRIPTOR_PART_LEN);
     uint32_t mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES) | HURRAY__ROLE_BIT(HURRAY_ROLE_SCALE);
     if (part_count == 3) {
-        set_part(desc, HURRAY_ROLE_ZERO_POINT, zero_word, parts + 2 * HURRAY__DESCRIPTOR_PART_LEN);
+        set_part(desc, HURRAY_ROLE_ZERO_POINT, parts + 2 * HURRAY__DESCRIPTOR_PART_LEN);
         mask |= HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT);
     }
     desc->part_mask = (uint8_t)mask;
@@ -293,7 +295,7 @@ QUICK HurrayDescriptor *quick_ggml(const uint8_t *bytes, uint64_t head, uint32_t
         return NULL;
     }
     desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-    set_part(desc, HURRAY_ROLE_VALUES, word, part);
+    set_part(desc, HURRAY_ROLE_VALUES, part);
     HurrayShapeFacts shape;
     if (!walk_dims(desc, bytes, &shape) || desc->shape[rank - 1] % block_elements != 0 ||
         !hurray__descriptor_is_row_major(desc)) {
