@@ -1,7 +1,8 @@
 """ADR-023's three peer pairs, proved with peers that are not hurray-python.
 
-Every producer in {hurray-python, the C peer, the ctypes binding} hands every
-consumer in the same set each tensor of tests/peers/cases.py. For each pair
+Every producer in {hurray-python, the C peer, the ctypes binding, the Rust
+peer} hands every consumer in the same set each tensor of
+tests/peers/cases.py. For each pair
 and tensor the consumer must see exactly the descriptor bytes and buffer
 bytes the producer meant, read the descriptor's fields as the spec's
 encoding table says, and walk the buffers to the expected elements (or, for
