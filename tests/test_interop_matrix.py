@@ -146,6 +146,16 @@ def test_ctypes_binding_stands_without_hurray(tmp_path):
     assert result.stdout.strip() == "[]"
 
 
+def test_without_cargo_the_rust_peer_fails_loudly(monkeypatch, tmp_path):
+    """The rust-peer's build fails (its tests fail, never skip) with a message naming cargo."""
+    from support import rust
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"cargo is not on PATH nor in \$HOME/\.cargo/bin"):
+        rust.Examples().path("rust_peer")
+
+
 # ---- the docs page ------------------------------------------------------
 
 def _page_section(text):
