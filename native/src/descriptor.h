@@ -7,7 +7,9 @@
  * below it: descriptor_reach.h (size arithmetic), descriptor_accept.h (the
  * quick path), descriptor_validate.h (every rule), then the public entry
  * points (descriptor_build.c, descriptor_encode.c, descriptor_decode.c with
- * descriptor_decode_full.c, descriptor_check_buffers.c).
+ * descriptor_decode_full.c, descriptor_check_buffers.c). Below them all,
+ * descriptor_spare.h keeps a thread's last destroyed block for its next
+ * allocation (ADR-051).
  *
  * Not part of the ABI: the struct layout may change at any time; callers
  * outside the library use the accessors in hurray.h. The rules the fields
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "descriptor_spare.h"
 #include "hurray.h"
 
 /* The binary form (docs/impl/descriptor-encoding.md). */
@@ -74,9 +77,9 @@ struct HurrayDescriptor {
     HurrayDescriptorPart parts[HURRAY_MAX_PARTS];
     uint64_t *shape;  /* rank entries, in storage */
     int64_t *strides; /* rank entries, in elements, in storage after the shape */
-    /* Sized for the rank, not for HURRAY_MAX_RANK: a typical descriptor then
-     * stays small enough for the allocator's fast path, which matters on the
-     * decode path of every exchange. */
+    /* Sized for HURRAY__SPARE_RANK up to that rank, so that a destroyed
+     * block serves the thread's next decode (ADR-051), and for the rank
+     * above it, not for HURRAY_MAX_RANK: a typical descriptor stays small. */
     uint64_t storage[];
 };
 
@@ -103,16 +106,32 @@ static inline uint32_t hurray__descriptor_part_count(const HurrayDescriptor *des
     return (uint32_t)(0x4332322132212110u >> (4 * (desc->part_mask & 0xFu))) & 0xFu;
 }
 
+/* The size of every block of rank <= HURRAY__SPARE_RANK: any of them may be
+ * parked at destroy and taken for any such rank (descriptor_spare.h). */
+#define HURRAY__DESCRIPTOR_SPARE_SIZE \
+    (sizeof(HurrayDescriptor) + 2 * sizeof(uint64_t) * HURRAY__SPARE_RANK)
+
 /* One allocation holding the struct and room for rank dimensions and
- * strides (rank <= HURRAY_MAX_RANK); rank and the shape and strides
- * pointers are set, every other field is left for the caller to fill. NULL
- * when out of memory. Freed with hurray_descriptor_destroy. Inline: decode
- * calls it on every exchange. */
+ * strides (rank <= HURRAY_MAX_RANK): the thread's spare block (ADR-051) or
+ * a new one, at the spare size up to rank HURRAY__SPARE_RANK and sized for
+ * the rank above it. rank and the shape and strides pointers are set, every
+ * other field is left for the caller to fill. NULL when out of memory.
+ * Freed with hurray_descriptor_destroy (or free(), by the code that
+ * allocated it, when it fails before handing it out). Inline: decode calls
+ * it on every exchange. */
 static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descriptor_alloc(
     uint32_t rank)
 {
-    /* rank <= 64: the size cannot overflow. */
-    HurrayDescriptor *desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);
+    HurrayDescriptor *desc;
+    if (rank <= HURRAY__SPARE_RANK) {
+        desc = hurray__spare_take(HURRAY__DESCRIPTOR_SPARE_SIZE);
+        if (desc == NULL) {
+            desc = malloc(HURRAY__DESCRIPTOR_SPARE_SIZE);
+        }
+    } else {
+        /* rank <= 64: the size cannot overflow. */
+        desc = malloc(sizeof *desc + 2 * sizeof(uint64_t) * rank);
+    }
     if (desc == NULL) {
         return NULL;
     }
@@ -122,6 +141,17 @@ static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descripto
     /* int64_t and uint64_t may alias each other (C11 6.5p7). */
     desc->strides = (int64_t *)(desc->storage + rank);
     return desc;
+}
+
+/* Hands a descriptor's block back: parked as the thread's spare when it has
+ * the spare size and the slot is free, freed otherwise. */
+static inline __attribute__((always_inline)) void hurray__descriptor_release(HurrayDescriptor *desc)
+{
+    if (desc->rank <= HURRAY__SPARE_RANK &&
+        hurray__spare_park(desc, HURRAY__DESCRIPTOR_SPARE_SIZE)) {
+        return;
+    }
+    free(desc);
 }
 
 /* "values", "scale", "zero_point", "global_scale", or "?" (for messages). */

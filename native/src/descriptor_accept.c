@@ -24,10 +24,6 @@
 #define VALUES_ONLY HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES)
 
 /* Kinds as bit sets: kind codes are below 8, so one shift tests membership. */
-#define KINDS_AFFINE_VALUES (BIT(HURRAY__KIND_INT) | BIT(HURRAY__KIND_FP8))
-#define KINDS_ZERO_POINT                                                       \
-    (BIT(HURRAY__KIND_INT) | BIT(HURRAY__KIND_FLOAT) | BIT(HURRAY__KIND_FP8) | \
-     BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
 #define KINDS_MICROSCALED_VALUES \
     (BIT(HURRAY__KIND_FP8) | BIT(HURRAY__KIND_FP6) | BIT(HURRAY__KIND_FP4))
 
@@ -60,12 +56,13 @@ static inline __attribute__((always_inline)) int scheme_holds(
             has(desc, HURRAY_ROLE_GLOBAL_SCALE)) {
             return 0;
         }
-        int ok = (KINDS_AFFINE_VALUES >> values->kind) & 1;
-        ok &= row_of(desc, HURRAY_ROLE_SCALE)->kind == HURRAY__KIND_FLOAT;
+        /* Each part of a dtype its role allows (dtype.h, affine_roles). */
+        int ok = (values->affine_roles & HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES)) != 0;
+        ok &= (row_of(desc, HURRAY_ROLE_SCALE)->affine_roles &
+               HURRAY__ROLE_BIT(HURRAY_ROLE_SCALE)) != 0;
         if (has(desc, HURRAY_ROLE_ZERO_POINT)) {
-            const struct hurray__dtype_info *zero_point = row_of(desc, HURRAY_ROLE_ZERO_POINT);
-            ok &= (KINDS_ZERO_POINT >> zero_point->kind) & 1;
-            ok &= zero_point->bits % 8 == 0;
+            ok &= (row_of(desc, HURRAY_ROLE_ZERO_POINT)->affine_roles &
+                   HURRAY__ROLE_BIT(HURRAY_ROLE_ZERO_POINT)) != 0;
         }
         return ok;
     }

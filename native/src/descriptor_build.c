@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "descriptor.h"
 #include "descriptor_reach.h"
 #include "descriptor_validate.h"
 #include "dtype.h"
@@ -86,10 +87,10 @@ void hurray_descriptor_destroy(HurrayDescriptor **desc)
     if (desc == NULL || *desc == NULL) {
         return;
     }
-    /* Nulled before the free, so the free is a tail call. */
+    /* Nulled before the release, so the free is a tail call. */
     HurrayDescriptor *doomed = *desc;
     *desc = NULL;
-    free(doomed);
+    hurray__descriptor_release(doomed);
 }
 
 HurrayStatus hurray_descriptor_set_strides(HurrayDescriptor *desc, uint32_t rank,

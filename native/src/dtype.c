@@ -5,43 +5,66 @@
 
 #include "status.h"
 
+/* Kinds as bit sets (kind codes are below 8, so one shift tests
+ * membership): the kinds the affine scheme takes for its values and for
+ * its zero point (docs/impl/descriptor-encoding.md). The full rules, with
+ * their messages, are in descriptor_validate.c. */
+#define KIND_SET(kind) (1u << (kind))
+#define KINDS_AFFINE_VALUES (KIND_SET(HURRAY__KIND_INT) | KIND_SET(HURRAY__KIND_FP8))
+#define KINDS_ZERO_POINT                                                                      \
+    (KIND_SET(HURRAY__KIND_INT) | KIND_SET(HURRAY__KIND_FLOAT) | KIND_SET(HURRAY__KIND_FP8) | \
+     KIND_SET(HURRAY__KIND_FP6) | KIND_SET(HURRAY__KIND_FP4))
+
+/* affine_roles for a dtype of these bits and kind: values of an affine
+ * kind; a scale of a float kind (all whole bytes); a zero point of a zero
+ * point kind in whole bytes. Bit role - 1, as HURRAY__ROLE_BIT
+ * (descriptor.h) has it. */
+#define AFFINE_ROLES(bits, kind)                                             \
+    ((((KINDS_AFFINE_VALUES >> (kind)) & 1u) << (HURRAY_ROLE_VALUES - 1)) |  \
+     (((kind) == HURRAY__KIND_FLOAT ? 1u : 0u) << (HURRAY_ROLE_SCALE - 1)) | \
+     ((((KINDS_ZERO_POINT >> (kind)) & 1u) && (bits) % 8 == 0 ? 1u : 0u)     \
+      << (HURRAY_ROLE_ZERO_POINT - 1)))
+
+/* A row: name, bits and kind, and what follows from bits and kind. */
+#define ROW(name, bits, kind) {name, bits, kind, AFFINE_ROLES(bits, kind)}
+
 /* Indexed by code. Rows without an entry (0, and past the last code) stay
  * all zero: they answer for every unknown code. */
 const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] = {
-    [HURRAY_DTYPE_BOOL] = {"bool", 8, HURRAY__KIND_BOOL},
-    [HURRAY_DTYPE_INT8] = {"int8", 8, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_INT16] = {"int16", 16, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_INT32] = {"int32", 32, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_INT64] = {"int64", 64, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT8] = {"uint8", 8, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT16] = {"uint16", 16, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT32] = {"uint32", 32, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT64] = {"uint64", 64, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_INT1] = {"int1", 1, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_INT2] = {"int2", 2, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_INT4] = {"int4", 4, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT1] = {"uint1", 1, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT2] = {"uint2", 2, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_UINT4] = {"uint4", 4, HURRAY__KIND_INT},
-    [HURRAY_DTYPE_FLOAT16] = {"float16", 16, HURRAY__KIND_FLOAT},
-    [HURRAY_DTYPE_FLOAT32] = {"float32", 32, HURRAY__KIND_FLOAT},
-    [HURRAY_DTYPE_FLOAT64] = {"float64", 64, HURRAY__KIND_FLOAT},
-    [HURRAY_DTYPE_BFLOAT16] = {"bfloat16", 16, HURRAY__KIND_FLOAT},
-    [HURRAY_DTYPE_COMPLEX32] = {"complex32", 32, HURRAY__KIND_COMPLEX},
-    [HURRAY_DTYPE_COMPLEX64] = {"complex64", 64, HURRAY__KIND_COMPLEX},
-    [HURRAY_DTYPE_COMPLEX128] = {"complex128", 128, HURRAY__KIND_COMPLEX},
-    [HURRAY_DTYPE_FLOAT8_E3M4] = {"float8_e3m4", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3] = {"float8_e4m3", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3B11FNUZ] = {"float8_e4m3b11fnuz", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3FN] = {"float8_e4m3fn", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E5M2] = {"float8_e5m2", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT8_E8M0FNU] = {"float8_e8m0fnu", 8, HURRAY__KIND_FP8},
-    [HURRAY_DTYPE_FLOAT6_E2M3FN] = {"float6_e2m3fn", 6, HURRAY__KIND_FP6},
-    [HURRAY_DTYPE_FLOAT6_E3M2FN] = {"float6_e3m2fn", 6, HURRAY__KIND_FP6},
-    [HURRAY_DTYPE_FLOAT4_E2M1FN] = {"float4_e2m1fn", 4, HURRAY__KIND_FP4},
-    [HURRAY_DTYPE_BCOMPLEX32] = {"bcomplex32", 32, HURRAY__KIND_COMPLEX},
+    [HURRAY_DTYPE_BOOL] = ROW("bool", 8, HURRAY__KIND_BOOL),
+    [HURRAY_DTYPE_INT8] = ROW("int8", 8, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT16] = ROW("int16", 16, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT32] = ROW("int32", 32, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT64] = ROW("int64", 64, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT8] = ROW("uint8", 8, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT16] = ROW("uint16", 16, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT32] = ROW("uint32", 32, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT64] = ROW("uint64", 64, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT1] = ROW("int1", 1, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT2] = ROW("int2", 2, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT4] = ROW("int4", 4, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT1] = ROW("uint1", 1, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT2] = ROW("uint2", 2, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT4] = ROW("uint4", 4, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_FLOAT16] = ROW("float16", 16, HURRAY__KIND_FLOAT),
+    [HURRAY_DTYPE_FLOAT32] = ROW("float32", 32, HURRAY__KIND_FLOAT),
+    [HURRAY_DTYPE_FLOAT64] = ROW("float64", 64, HURRAY__KIND_FLOAT),
+    [HURRAY_DTYPE_BFLOAT16] = ROW("bfloat16", 16, HURRAY__KIND_FLOAT),
+    [HURRAY_DTYPE_COMPLEX32] = ROW("complex32", 32, HURRAY__KIND_COMPLEX),
+    [HURRAY_DTYPE_COMPLEX64] = ROW("complex64", 64, HURRAY__KIND_COMPLEX),
+    [HURRAY_DTYPE_COMPLEX128] = ROW("complex128", 128, HURRAY__KIND_COMPLEX),
+    [HURRAY_DTYPE_FLOAT8_E3M4] = ROW("float8_e3m4", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E4M3] = ROW("float8_e4m3", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E4M3B11FNUZ] = ROW("float8_e4m3b11fnuz", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E4M3FN] = ROW("float8_e4m3fn", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E4M3FNUZ] = ROW("float8_e4m3fnuz", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E5M2] = ROW("float8_e5m2", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E5M2FNUZ] = ROW("float8_e5m2fnuz", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT8_E8M0FNU] = ROW("float8_e8m0fnu", 8, HURRAY__KIND_FP8),
+    [HURRAY_DTYPE_FLOAT6_E2M3FN] = ROW("float6_e2m3fn", 6, HURRAY__KIND_FP6),
+    [HURRAY_DTYPE_FLOAT6_E3M2FN] = ROW("float6_e3m2fn", 6, HURRAY__KIND_FP6),
+    [HURRAY_DTYPE_FLOAT4_E2M1FN] = ROW("float4_e2m1fn", 4, HURRAY__KIND_FP4),
+    [HURRAY_DTYPE_BCOMPLEX32] = ROW("bcomplex32", 32, HURRAY__KIND_COMPLEX),
 };
 
 

@@ -32,6 +32,11 @@ struct hurray__dtype_info {
     const char *name; /* lower-case numpy / ml_dtypes spelling */
     uint8_t bits;     /* 1 to 128 */
     uint8_t kind;     /* enum hurray__dtype_kind */
+    /* The affine scheme's parts this dtype may be, as role bits
+     * (HURRAY__ROLE_BIT): worked out from bits and kind where the table is
+     * defined (dtype.c), so that the quick decode tests three
+     * parts' dtypes with three loads and two ands (ADR-047). */
+    uint8_t affine_roles;
 };
 
 /* One row for every byte value, so that a code stored in a byte (as

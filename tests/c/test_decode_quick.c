@@ -55,7 +55,6 @@ static size_t make_bases(Base *out)
 
     add(out, &n, "float32 matrix", 1, plain(HURRAY_DTYPE_FLOAT32, 2, matrix));
     add(out, &n, "rank 0", 1, plain(HURRAY_DTYPE_FLOAT64, 0, NULL));
-    add(out, &n, "empty", 1, plain(HURRAY_DTYPE_INT16, 2, empty));
 
     HurrayDescriptor *d = plain(HURRAY_DTYPE_FLOAT16, 3, cube);
     static const int64_t backwards[3] = {-48, 8, -1};
@@ -87,11 +86,11 @@ static size_t make_bases(Base *out)
         quantized(HURRAY_DTYPE_FLOAT8_E4M3FN, 1, row, HURRAY_SCHEME_AFFINE,
                   HURRAY_GRANULARITY_PER_TENSOR, 0, 0, HURRAY_DTYPE_BFLOAT16));
 
-    d = quantized(HURRAY_DTYPE_UINT8, 2, empty, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
+    d = quantized(HURRAY_DTYPE_UINT8, 2, matrix, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
                   1, 0, HURRAY_DTYPE_FLOAT64);
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_VALUES, HURRAY_DTYPE_UINT8, 1, 8, 0));
     CHECK_OK(hurray_descriptor_set_part(d, HURRAY_ROLE_SCALE, HURRAY_DTYPE_FLOAT64, 0, 0, 0));
-    add(out, &n, "affine empty, buffers swapped", 1, d);
+    add(out, &n, "affine, buffers swapped", 1, d);
 
     d = plain(HURRAY_DTYPE_UINT8, 2, (const uint64_t[2]){4, 64});
     CHECK_OK(hurray_descriptor_set_quantization(d, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE, 0,
@@ -103,7 +102,13 @@ static size_t make_bases(Base *out)
                                                 0, HURRAY_GGML_Q6_K));
     add(out, &n, "GGML q6_k", 1, d);
 
-    /* Valid, but outside the quick path. */
+    /* Valid, but outside the quick path. Tensors without elements are
+     * left to the full decode, so that the quick walk needs no product of
+     * the dimensions counted as at least one (ADR-047). */
+    add(out, &n, "empty", 0, plain(HURRAY_DTYPE_INT16, 2, empty));
+    d = quantized(HURRAY_DTYPE_UINT8, 2, empty, HURRAY_SCHEME_AFFINE, HURRAY_GRANULARITY_PER_AXIS,
+                  1, 0, HURRAY_DTYPE_FLOAT64);
+    add(out, &n, "affine empty", 0, d);
     add(out, &n, "OCP MX fp8", 0,
         quantized(HURRAY_DTYPE_FLOAT8_E5M2, 2, matrix, HURRAY_SCHEME_MICROSCALING,
                   HURRAY_GRANULARITY_PER_BLOCK, 0, 32, HURRAY_DTYPE_FLOAT8_E8M0FNU));
