@@ -1,7 +1,8 @@
 """ADR-023's three peer pairs, proved with peers that are not hurray-python.
 
-Every producer in {hurray-python, the C peer, the ctypes binding} hands every
-consumer in the same set each tensor of tests/peers/cases.py. For each pair
+Every producer in {hurray-python, the C peer, the ctypes binding, the Rust
+peer} hands every consumer in the same set each tensor of
+tests/peers/cases.py. For each pair
 and tensor the consumer must see exactly the descriptor bytes and buffer
 bytes the producer meant, read the descriptor's fields as the spec's
 encoding table says, and walk the buffers to the expected elements (or, for
@@ -143,6 +144,16 @@ def test_ctypes_binding_stands_without_hurray(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_without_cargo_the_rust_peer_fails_loudly(monkeypatch, tmp_path):
+    """The rust-peer's build fails (its tests fail, never skip) with a message naming cargo."""
+    from support import rust
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"cargo is not on PATH nor in \$HOME/\.cargo/bin"):
+        rust.Examples().path("rust_peer")
 
 
 # ---- the docs page ------------------------------------------------------

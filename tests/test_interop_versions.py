@@ -28,7 +28,7 @@ def outcome():
 
     result = subprocess.run(
         [sys.executable, str(FORGED_SCRIPT), str(session.c_peer_module().__file__),
-         str(session.c_peer_static_path()), hurray.get_library()],
+         str(session.c_peer_static_path()), hurray.get_library(), session.rust_peer_path()],
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, (

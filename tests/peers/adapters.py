@@ -255,6 +255,36 @@ class CtypesPeer:
         held.release()
 
 
+# ---- the Rust binding (rust-peer) ----------------------------------------
+
+class RustPeer:
+    """The crate's safe API in a cdylib; tests/peers/rust_peer.py makes and takes the capsule."""
+
+    name = "rust-peer"
+
+    def __init__(self, peer):
+        self.peer = peer
+
+    def produce(self, case):
+        c = case.codes()
+        tracker = CounterTracker(lambda: self.peer.counters, len(case.buffers))
+        capsule, descriptor = self.peer.produce(
+            c["dtype"], c["shape"], c["strides"], packing=c["packing"], scheme=c["scheme"],
+            granularity=c["granularity"], axis=c["axis"], block_size=c["block_size"], ggml_type=c["ggml_type"],
+            parts=c["parts"], buffers=case.buffers)
+        tracker.made()
+        return Produced(CapsuleSource(capsule), descriptor, list(case.buffers), tracker)
+
+    def take(self, source):
+        return self.peer.consume(source.__hurray__())
+
+    def report(self, held, case):
+        return _named_elements(held.report())
+
+    def release(self, held):
+        held.release()
+
+
 def _named_elements(report):
     report["elements"] = {ROLE_NAMES[role]: data for role, data in report["elements"].items()}
     return report

@@ -1,6 +1,6 @@
 """Run in a child process: offer every consumer forged contexts behind guard pages.
 
-Usage: python forged.py C_PEER.so C_PEER_STATIC.so LIBHURRAY.so
+Usage: python forged.py C_PEER.so C_PEER_STATIC.so LIBHURRAY.so RUST_PEER.so
 
 Each forged context is exactly 8 bytes, the frozen header of ADR-034 § 4
 (uint32 magic, uint32 ABI version), placed at the very end of a readable
@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE / "ctypes_binding"))
 
-from peers import build, matrix  # noqa: E402
+from peers import build, matrix, rust_peer  # noqa: E402
 
 MAGIC = 0x48525443
 DEAD = 0x44454144  # what hurray_tensor_context_destroy writes over the magic
@@ -77,17 +77,19 @@ def state(capsule):
     return [_get_name(capsule).decode(), _get_pointer(capsule, ctypes.addressof(_NAME)), _get_context(capsule)]
 
 
-def main(c_peer_path, static_path, library_path):
+def main(c_peer_path, static_path, library_path, rust_peer_path):
     import hurray
     import hurray_ctypes
 
     c_peer, c_static = build.load(c_peer_path), build.load(static_path)
     binding = hurray_ctypes.Binding(library_path)
+    rust = rust_peer.RustPeer(rust_peer_path)
     consumers = {
         "hurray-python": (hurray.from_hurray, hurray.HurrayError),
         "c-peer": (c_peer.consume, c_peer.PeerError),
         "ctypes-binding": (binding.consume, hurray_ctypes.HurrayCtypesError),
         "c-peer-static": (c_static.consume, c_static.PeerError),
+        "rust-peer": (rust.consume, rust_peer.RustPeerError),
     }
     assert set(consumers) == set(matrix.CONSUMERS_OF_FORGED)
     pages = GuardedPages()
@@ -117,6 +119,6 @@ def main(c_peer_path, static_path, library_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
     sys.stdout.flush()
     os._exit(0)  # the forged capsules have no destructor; nothing to tear down

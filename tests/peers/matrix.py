@@ -7,11 +7,11 @@ docs/interop.md shows exactly ``render_tables()``.
 """
 from . import cases, model_files
 
-PEERS = ("hurray-python", "c-peer", "ctypes-binding")
+PEERS = ("hurray-python", "c-peer", "ctypes-binding", "rust-peer")
 STATIC_PEER = "c-peer-static"
 CASE_IDS = tuple(case.id for case in cases.CASES)
 
-# Cross-build: the static peer against each of the three, both ways.
+# Cross-build: the static peer against each of the others, both ways.
 CROSS_PAIRS = tuple((STATIC_PEER, other) for other in PEERS) + tuple((other, STATIC_PEER) for other in PEERS)
 
 # Forged contexts: (id, what it is, the HurrayStatus every consumer refuses it with).

@@ -50,6 +50,21 @@ def ctypes_binding():
     return ctypes_binding_module().Binding(hurray.get_library())
 
 
+def rust_peer_path():
+    """The rust-peer cdylib, built once per session by cargo (offline) into bindings/rust/target.
+    Without cargo this raises, and every test that needs it fails: CI has cargo."""
+    from support import rust
+
+    return rust.EXAMPLES.path("rust_peer")
+
+
+@functools.lru_cache(maxsize=None)
+def rust_peer():
+    from . import rust_peer as module
+
+    return module.RustPeer(rust_peer_path())
+
+
 @functools.lru_cache(maxsize=None)
 def peers():
     """name -> adapter, for the matrix."""
@@ -57,6 +72,7 @@ def peers():
         "hurray-python": adapters.PythonPeer(),
         "c-peer": adapters.CPeer(c_peer_module(), "c-peer"),
         "ctypes-binding": adapters.CtypesPeer(ctypes_binding()),
+        "rust-peer": adapters.RustPeer(rust_peer()),
     }
 
 
@@ -69,4 +85,6 @@ def refusal_types():
     """The exception each peer refuses a capsule with."""
     import hurray
 
-    return (hurray.HurrayError, c_peer_module().PeerError, ctypes_binding_module().HurrayCtypesError)
+    from .rust_peer import RustPeerError
+
+    return (hurray.HurrayError, c_peer_module().PeerError, ctypes_binding_module().HurrayCtypesError, RustPeerError)

@@ -77,23 +77,37 @@ impl BufferList {
     /// Appends `bytes` without copying: the buffer owns the Vec and drops it
     /// when the list is destroyed.
     pub fn push_vec(&mut self, bytes: Vec<u8>) -> Result<()> {
-        unsafe extern "C" fn drop_vec(context: *mut c_void) {
+        self.push_owned(bytes)
+    }
+
+    /// Appends the bytes `owner` holds without copying: the buffer owns
+    /// `owner` and drops it exactly once, on whichever thread destroys the
+    /// list (or here, if the push fails). A `Box<[u8]>`, a pool's block that
+    /// returns itself on Drop, or any type that counts its releases will do.
+    ///
+    /// `AsMut`, not `AsRef`: buffers are writable by contract (ADR-042), so
+    /// only memory the owner holds exclusively may be handed over. The slice
+    /// is taken once, after `owner` is boxed, and must stay where it is until
+    /// `owner` drops (true of every type that owns its bytes).
+    pub fn push_owned<T: AsMut<[u8]> + Send + 'static>(&mut self, owner: T) -> Result<()> {
+        unsafe extern "C" fn release<T>(context: *mut c_void) {
             // Never unwind into C.
             let _ = catch_unwind(AssertUnwindSafe(|| {
                 // SAFETY: `context` is the Box made below, released exactly once.
-                drop(unsafe { Box::from_raw(context as *mut Vec<u8>) });
+                drop(unsafe { Box::from_raw(context as *mut T) });
             }));
         }
-        let mut boxed = Box::new(bytes);
-        let (ptr, len) = (boxed.as_mut_ptr() as *mut c_void, boxed.len() as u64);
+        let mut boxed = Box::new(owner);
+        let bytes = (*boxed).as_mut();
+        let (ptr, len) = (bytes.as_mut_ptr() as *mut c_void, bytes.len() as u64);
         let context = Box::into_raw(boxed) as *mut c_void;
         let mut buf = std::ptr::null_mut();
         // SAFETY: `ptr` holds `len` bytes that live as long as `context`.
-        let status = unsafe { sys::hurray_buffer_from_ptr(ptr, len, Some(drop_vec), context, &mut buf) };
+        let status = unsafe { sys::hurray_buffer_from_ptr(ptr, len, Some(release::<T>), context, &mut buf) };
         if status != sys::HURRAY_OK {
             let error = Error::from_library(status);
             // SAFETY: on failure ownership did not pass; the Box is still ours.
-            drop(unsafe { Box::from_raw(context as *mut Vec<u8>) });
+            drop(unsafe { Box::from_raw(context as *mut T) });
             return Err(error);
         }
         self.push_raw(buf)

@@ -104,6 +104,16 @@ codes!(
     }
 );
 
+impl GgmlType {
+    /// One block of this format: (elements, bytes), from the library's table.
+    pub fn block(self) -> crate::Result<(u64, u64)> {
+        let (mut elements, mut bytes) = (0u64, 0u64);
+        // SAFETY: takes any code; both out-parameters are valid.
+        crate::error::check(unsafe { sys::hurray_ggml_block(self.0, &mut elements, &mut bytes) })?;
+        Ok((elements, bytes))
+    }
+}
+
 impl Role {
     /// Every role, in the order descriptors store them.
     pub const ALL: [Role; 4] = [Role::VALUES, Role::SCALE, Role::ZERO_POINT, Role::GLOBAL_SCALE];

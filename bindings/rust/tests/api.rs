@@ -217,3 +217,51 @@ fn a_context_lends_its_descriptor_bytes() {
     assert_eq!(context.descriptor_bytes().expect("bytes"), &bytes[..]);
     assert!(TensorContext::new(&[]).is_err(), "empty descriptor bytes");
 }
+
+/// Owns its bytes and counts its drops: a buffer owner with a say in its release.
+struct CountedBytes(Vec<u8>, Arc<AtomicUsize>);
+impl AsMut<[u8]> for CountedBytes {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+impl Drop for CountedBytes {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn an_owned_buffer_is_lent_in_place_and_dropped_once_with_its_list() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let bytes: Vec<u8> = (0..24).collect();
+    let address = bytes.as_ptr();
+    let mut list = BufferList::new().expect("list");
+    list.push_owned(CountedBytes(bytes, drops.clone())).expect("push_owned");
+    let lent = list.get(0).expect("buffer 0");
+    assert_eq!(lent.as_ptr(), address, "lent in place, not copied");
+    assert_eq!(lent, (0..24).collect::<Vec<u8>>().as_slice());
+    let context = TensorContext::new(&float32_2x3().encode().expect("encode")).expect("context");
+    let tensor = Tensor::from_parts(list, context).expect("tensor");
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "alive while the tensor is");
+    drop(tensor);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn owned_buffers_of_a_refused_pair_are_dropped_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut list = BufferList::new().expect("list");
+    list.push_owned(CountedBytes(vec![0u8; 4], drops.clone())).expect("push_owned");
+    list.push_owned(vec![7u8; 4].into_boxed_slice()).expect("a boxed slice owns its bytes too");
+    let context = TensorContext::new(&float32_2x3().encode().expect("encode")).expect("context");
+    assert!(Tensor::from_parts(list, context).is_err(), "4 bytes for 24, and one buffer too many");
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn ggml_blocks_come_from_the_librarys_table() {
+    assert_eq!(GgmlType::Q8_0.block(), Ok((32, 34)));
+    assert_eq!(GgmlType::Q4_K.block(), Ok((256, 144)));
+    assert_eq!(GgmlType(9999).block().expect_err("no such format").status(), sys::HURRAY_ERROR_UNSUPPORTED);
+}
