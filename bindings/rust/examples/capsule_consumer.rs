@@ -18,6 +18,8 @@ use hurray::{sys, Error, Tensor};
 #[path = "common/mod.rs"]
 mod common;
 
+use common::write_text;
+
 /// A Python object: only ever pointed to.
 #[repr(C)]
 pub struct PyObject {
@@ -74,19 +76,6 @@ fn take(capsule: *mut PyObject) -> hurray::Result<Tensor> {
         return Err(Error::new(sys::HURRAY_ERROR_INVALID_ARGUMENT, "the capsule could not be renamed"));
     }
     Ok(tensor)
-}
-
-/// Writes `text` into the caller's buffer, truncated and NUL-terminated.
-fn write_text(text: &str, out: *mut c_char, cap: usize) {
-    if out.is_null() || cap == 0 {
-        return;
-    }
-    let n = text.len().min(cap - 1);
-    // SAFETY: the caller's buffer holds `cap` bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr(), out as *mut u8, n);
-        *out.add(n) = 0;
-    }
 }
 
 fn guarded(out: *mut c_char, cap: usize, body: impl FnOnce() -> hurray::Result<String>) -> c_int {

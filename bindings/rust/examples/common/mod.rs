@@ -1,5 +1,8 @@
-//! What the examples print about a tensor, in one place.
+//! What the examples print about a tensor, and how the cdylib examples
+//! hand text to their C callers, in one place.
 #![allow(dead_code)] // each example uses part of it
+use std::os::raw::c_char;
+
 use hurray::{Role, Tensor};
 
 /// 64-bit FNV-1a of `bytes`.
@@ -57,4 +60,17 @@ pub fn report(tensor: &Tensor) -> hurray::Result<String> {
         out += &format!("buffer {i} {} {:016x}\n", b.len(), fnv1a64(b));
     }
     Ok(out)
+}
+
+/// Writes `text` into a C caller's buffer, truncated and NUL-terminated.
+pub fn write_text(text: &str, out: *mut c_char, cap: usize) {
+    if out.is_null() || cap == 0 {
+        return;
+    }
+    let n = text.len().min(cap - 1);
+    // SAFETY: the caller's buffer holds `cap` bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), out as *mut u8, n);
+        *out.add(n) = 0;
+    }
 }

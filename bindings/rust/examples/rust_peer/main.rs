@@ -23,8 +23,11 @@
 use std::os::raw::{c_char, c_int};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use common::write_text;
 use hurray::{sys, Error, Role, Tensor};
 
+#[path = "../common/mod.rs"]
+mod common;
 mod counters;
 mod produce;
 mod walk;
@@ -54,19 +57,6 @@ pub struct Fields {
     pub shape: [u64; sys::HURRAY_MAX_RANK as usize],
     pub strides: [i64; sys::HURRAY_MAX_RANK as usize],
     pub parts: [[u64; 5]; sys::HURRAY_MAX_PARTS as usize],
-}
-
-/// Writes `text` into the caller's buffer, truncated and NUL-terminated.
-fn write_text(text: &str, out: *mut c_char, cap: usize) {
-    if out.is_null() || cap == 0 {
-        return;
-    }
-    let n = text.len().min(cap - 1);
-    // SAFETY: the caller's buffer holds `cap` bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr(), out as *mut u8, n);
-        *out.add(n) = 0;
-    }
 }
 
 /// Runs `body`; 0, the refusal's status, or -1 for a panic, the reason in `message`.
