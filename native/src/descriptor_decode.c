@@ -152,6 +152,27 @@ QUICK void values_facts(HurrayDescriptor *desc, const HurrayShapeFacts *shape, u
     facts->after[HURRAY_ROLE_VALUES - 1] = ((shape->span - shape->backward) * width + 7) / 8;
 }
 
+/* A descriptor of one part, the values at `part`, row-major in buffer 0,
+ * with its header, dimensions and buffer count set and the walk in *shape;
+ * NULL (nothing kept) when out of memory or when the walk declines. The
+ * plain and GGML quick paths start so; each then adds its own facts. */
+QUICK HurrayDescriptor *new_values_only(const uint8_t *bytes, uint32_t rank, const uint8_t *part,
+                                        HurrayShapeFacts *shape)
+{
+    HurrayDescriptor *desc = new_with_header(bytes, rank);
+    if (desc == NULL) {
+        return NULL;
+    }
+    desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
+    set_part(desc, HURRAY_ROLE_VALUES, part);
+    desc->facts.buffer_count = 1;
+    if (!walk_dims(desc, bytes, shape)) {
+        free(desc);
+        return NULL;
+    }
+    return desc;
+}
+
 /* Scheme none: one part, the values, row-major in buffer 0; granularity
  * none and its fields zero. */
 QUICK HurrayDescriptor *quick_plain(const uint8_t *bytes, uint64_t head, uint32_t rank)
@@ -166,18 +187,11 @@ QUICK HurrayDescriptor *quick_plain(const uint8_t *bytes, uint64_t head, uint32_
         !hurray__packing_fits_quickly((uint8_t)(head >> 16), values->bits)) {
         return NULL;
     }
-    HurrayDescriptor *desc = new_with_header(bytes, rank);
+    HurrayShapeFacts shape;
+    HurrayDescriptor *desc = new_values_only(bytes, rank, part, &shape);
     if (desc == NULL) {
         return NULL;
     }
-    desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-    set_part(desc, HURRAY_ROLE_VALUES, part);
-    HurrayShapeFacts shape;
-    if (!walk_dims(desc, bytes, &shape)) {
-        free(desc);
-        return NULL;
-    }
-    desc->facts.buffer_count = 1;
     values_facts(desc, &shape, values->bits);
     return desc;
 }
@@ -290,20 +304,16 @@ QUICK HurrayDescriptor *quick_ggml(const uint8_t *bytes, uint64_t head, uint32_t
         !hurray__ggml_block(get32(bytes + 20), &block_elements, &block_bytes)) {
         return NULL;
     }
-    HurrayDescriptor *desc = new_with_header(bytes, rank);
+    HurrayShapeFacts shape;
+    HurrayDescriptor *desc = new_values_only(bytes, rank, part, &shape);
     if (desc == NULL) {
         return NULL;
     }
-    desc->part_mask = HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
-    set_part(desc, HURRAY_ROLE_VALUES, part);
-    HurrayShapeFacts shape;
-    if (!walk_dims(desc, bytes, &shape) || desc->shape[rank - 1] % block_elements != 0 ||
-        !hurray__descriptor_is_row_major(desc)) {
+    if (desc->shape[rank - 1] % block_elements != 0 || !hurray__descriptor_is_row_major(desc)) {
         free(desc);
         return NULL;
     }
     /* The last dimension holds whole blocks: the division is exact. */
-    desc->facts.buffer_count = 1;
     desc->facts.before[HURRAY_ROLE_VALUES - 1] = 0;
     desc->facts.after[HURRAY_ROLE_VALUES - 1] = shape.element_count / block_elements * block_bytes;
     return desc;

@@ -43,57 +43,6 @@ static inline uint64_t hurray__magnitude(int64_t value)
     return value < 0 ? (uint64_t)(-(value + 1)) + 1 : (uint64_t)value;
 }
 
-/* A walk over the dimensions in progress: hurray__walk_start, then
- * hurray__walk_step once per dimension in order, then hurray__walk_end.
- * In steps so that decode's quick path can walk as it reads each
- * dimension from the bytes; hurray__descriptor_walk_shape walks a struct. */
-typedef struct HurrayWalk {
-    uint64_t count;
-    uint64_t extent; /* zero dimensions counted as one */
-    /* Every step is non-negative, so the sum of all of them overflows
-     * exactly when the backward or forward sum, or the two together,
-     * would: one checked sum covers all three. */
-    uint64_t span;
-    uint64_t backward;
-    int overflow;
-} HurrayWalk;
-
-static inline HurrayWalk hurray__walk_start(void)
-{
-    return (HurrayWalk){.count = 1, .extent = 1, .span = 0, .backward = 0, .overflow = 0};
-}
-
-/* One dimension; false when the product of the dimensions so far, a zero
- * counted as one, exceeds INT64_MAX. */
-static inline int hurray__walk_step(HurrayWalk *w, uint64_t dim, int64_t stride)
-{
-    if (__builtin_mul_overflow(w->extent, dim == 0 ? 1 : dim, &w->extent) ||
-        w->extent > INT64_MAX) {
-        return 0;
-    }
-    w->count *= dim; /* cannot overflow: bounded by extent */
-    uint64_t step;   /* meaningless for dim 0, but then there are no elements */
-    if (__builtin_mul_overflow(hurray__magnitude(stride), dim - 1, &step) ||
-        __builtin_add_overflow(w->span, step, &w->span)) {
-        w->overflow = 1;
-    }
-    w->backward += stride < 0 ? step : 0; /* at most span */
-    return 1;
-}
-
-static inline void hurray__walk_end(const HurrayWalk *w, HurrayShapeFacts *out)
-{
-    uint64_t span = w->span;
-    int overflow = w->overflow;
-    if (__builtin_add_overflow(span, 1, &span)) {
-        overflow = 1;
-    }
-    out->element_count = w->count;
-    out->span = span;
-    out->backward = w->backward;
-    out->span_overflows = overflow;
-}
-
 /* The element count and the values part's span, from one pass over the
  * dimensions. Fails with HURRAY_ERROR_OVERFLOW when the product of the
  * dimensions, a zero dimension counted as one, exceeds INT64_MAX: that
@@ -103,13 +52,33 @@ static inline void hurray__walk_end(const HurrayWalk *w, HurrayShapeFacts *out)
 static inline HurrayStatus hurray__descriptor_walk_shape(const HurrayDescriptor *desc,
                                                          HurrayShapeFacts *out)
 {
-    HurrayWalk w = hurray__walk_start();
+    uint64_t count = 1, extent = 1, span = 0, backward = 0;
+    int overflow = 0;
     for (uint32_t k = 0; k < desc->rank; k++) {
-        if (!hurray__walk_step(&w, desc->shape[k], desc->strides[k])) {
+        uint64_t dim = desc->shape[k];
+        int64_t stride = desc->strides[k];
+        /* extent counts a zero dimension as one. */
+        if (__builtin_mul_overflow(extent, dim == 0 ? 1 : dim, &extent) || extent > INT64_MAX) {
             return hurray__descriptor_fail_shape(k);
         }
+        count *= dim; /* cannot overflow: bounded by extent */
+        /* Every step is non-negative, so the sum of all of them overflows
+         * exactly when the backward or forward sum, or the two together,
+         * would: one checked sum covers all three. */
+        uint64_t step; /* meaningless for dim 0, but then there are no elements */
+        if (__builtin_mul_overflow(hurray__magnitude(stride), dim - 1, &step) ||
+            __builtin_add_overflow(span, step, &span)) {
+            overflow = 1;
+        }
+        backward += stride < 0 ? step : 0; /* at most span */
     }
-    hurray__walk_end(&w, out);
+    if (__builtin_add_overflow(span, 1, &span)) {
+        overflow = 1;
+    }
+    out->element_count = count;
+    out->span = span;
+    out->backward = backward;
+    out->span_overflows = overflow;
     return HURRAY_OK;
 }
 
