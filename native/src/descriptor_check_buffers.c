@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 
+#include "descriptor_graph.h"
 #include "descriptor_validate.h"
 #include "status.h"
 
@@ -55,6 +56,9 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
      * meaningful for one that is, and the check computes it on the way. */
     HurrayDescriptorFacts facts;
     HURRAY__TRY(hurray__descriptor_check_facts(desc, &facts));
+    if (hurray__descriptor_graph(desc) != NULL) {
+        return hurray__graph_check_buffers(desc, list); /* descriptor_graph_reach.c */
+    }
     uint64_t list_len = 0;
     HURRAY__TRY(hurray_buffer_list_len(list, &list_len));
     if (list_len != facts.buffer_count) {

@@ -65,6 +65,15 @@ const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] = {
     [HURRAY_DTYPE_FLOAT6_E3M2FN] = ROW("float6_e3m2fn", 6, HURRAY__KIND_FP6),
     [HURRAY_DTYPE_FLOAT4_E2M1FN] = ROW("float4_e2m1fn", 4, HURRAY__KIND_FP4),
     [HURRAY_DTYPE_BCOMPLEX32] = ROW("bcomplex32", 32, HURRAY__KIND_COMPLEX),
+    /* The widths torch has and the table lacked (ADR-054). */
+    [HURRAY_DTYPE_UINT3] = ROW("uint3", 3, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT5] = ROW("uint5", 5, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT6] = ROW("uint6", 6, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT7] = ROW("uint7", 7, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT3] = ROW("int3", 3, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT5] = ROW("int5", 5, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT6] = ROW("int6", 6, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT7] = ROW("int7", 7, HURRAY__KIND_INT),
 };
 
 
