@@ -11,26 +11,24 @@
  * In the 32-element formats byte j of the nibbles holds element j (low
  * nibble) and element j + 16 (high nibble): "split halves".
  */
-#include "dequant.h"
+#include "dequant_ggml.h"
 #include "dtype.h"
 #include "ggml_grids.h"
 #include "status.h"
-
-static inline float f16_at(const uint8_t *p)
-{
-    return hurray__f16_to_f32(hurray__le16(p));
-}
 
 /* ±1 chosen by a bit, as a load rather than a select: the product with it
  * is then a real multiply (which keeps a NaN's sign, as numpy's does), not
  * a negation. */
 static const float SIGN[2] = {1.0f, -1.0f};
 
+/* IQ1's shift of the grid values, by its sign bit (again a load). */
+static const float DELTA[2] = {0.125f, -0.125f};
+
 /* ---- 32-element formats ------------------------------------------------- */
 
 static void q4_0(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *qs = b + 2;
     for (int j = 0; j < 16; j++) {
         y[j] = d * (float)((qs[j] & 15) - 8);
@@ -40,7 +38,7 @@ static void q4_0(const uint8_t *b, float *y)
 
 static void q4_1(const uint8_t *b, float *y)
 {
-    float d = f16_at(b), m = f16_at(b + 2);
+    float d = hurray__ggml_f16_at(b), m = hurray__ggml_f16_at(b + 2);
     const uint8_t *qs = b + 4;
     for (int j = 0; j < 16; j++) {
         y[j] = d * (float)(qs[j] & 15) + m;
@@ -50,7 +48,7 @@ static void q4_1(const uint8_t *b, float *y)
 
 static void q5_0(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     uint32_t qh = hurray__le32(b + 2);
     const uint8_t *qs = b + 6;
     for (int j = 0; j < 16; j++) {
@@ -63,7 +61,7 @@ static void q5_0(const uint8_t *b, float *y)
 
 static void q5_1(const uint8_t *b, float *y)
 {
-    float d = f16_at(b), m = f16_at(b + 2);
+    float d = hurray__ggml_f16_at(b), m = hurray__ggml_f16_at(b + 2);
     uint32_t qh = hurray__le32(b + 4);
     const uint8_t *qs = b + 8;
     for (int j = 0; j < 16; j++) {
@@ -76,7 +74,7 @@ static void q5_1(const uint8_t *b, float *y)
 
 static void q8_0(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     for (int j = 0; j < 32; j++) {
         y[j] = (float)(int8_t)b[2 + j] * d;
     }
@@ -84,7 +82,7 @@ static void q8_0(const uint8_t *b, float *y)
 
 static void iq4_nl(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *qs = b + 2;
     for (int j = 0; j < 16; j++) {
         y[j] = d * (float)hurray__ggml_iq4nl_values[qs[j] & 15];
@@ -92,19 +90,9 @@ static void iq4_nl(const uint8_t *b, float *y)
     }
 }
 
-/* E8M0 halved: 2^(e - 128), built from bits as ggml builds it; e = 0 and 1
- * are subnormal, and 255 is 2^127 (no NaN). */
-static inline float e8m0_half(uint8_t e)
-{
-    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static void mxfp4(const uint8_t *b, float *y)
 {
-    float d = e8m0_half(b[0]);
+    float d = hurray__ggml_e8m0_half(b[0]);
     const uint8_t *qs = b + 1;
     for (int j = 0; j < 16; j++) {
         y[j] = d * (float)hurray__ggml_fp4_values[qs[j] & 15];
@@ -112,24 +100,11 @@ static void mxfp4(const uint8_t *b, float *y)
     }
 }
 
-/* UE4M3 halved (ggml's NVFP4 scale): bit 7 is ignored, 0x00 and 0x7F are
- * zero; every other value is exact in float32. */
-static inline float ue4m3_half(uint8_t x)
-{
-    if (x == 0 || x == 0x7F) {
-        return 0.0f;
-    }
-    uint32_t exponent = (x >> 3) & 15u, mantissa = x & 7u;
-    float raw = exponent == 0 ? (float)mantissa * 0x1p-9f
-                              : (1.0f + (float)mantissa / 8.0f) * (float)(1u << exponent) / 128.0f;
-    return raw * 0.5f;
-}
-
 static void nvfp4(const uint8_t *b, float *y)
 {
     const uint8_t *qs = b + 4;
     for (int s = 0; s < 4; s++) {
-        float d = ue4m3_half(b[s]);
+        float d = hurray__ggml_ue4m3_half(b[s]);
         for (int j = 0; j < 8; j++) {
             uint8_t q = qs[8 * s + j];
             y[16 * s + j] = d * (float)hurray__ggml_fp4_values[q & 15];
@@ -141,44 +116,36 @@ static void nvfp4(const uint8_t *b, float *y)
 /* Q1_0 (128 elements): bit j of the 16 bytes, LSB first, is +d or -d. */
 static void q1_0(const uint8_t *b, float *y)
 {
-    float d = f16_at(b), neg = -d;
-    for (int j = 0; j < 128; j++) {
-        y[j] = (b[2 + j / 8] >> (j % 8)) & 1 ? d : neg;
+    float d = hurray__ggml_f16_at(b);
+    const float value[2] = {-d, d}; /* a load, not a branch on random bits */
+    for (int k = 0; k < 16; k++) {
+        uint8_t bits = b[2 + k];
+        for (int j = 0; j < 8; j++) {
+            y[8 * k + j] = value[(bits >> j) & 1];
+        }
     }
 }
 
 /* Q2_0 (64 elements): two bits per element, LSB first; (q - 1) * d. */
 static void q2_0(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
-    for (int j = 0; j < 64; j++) {
-        int q = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
-        y[j] = (float)(q - 1) * d;
+    float d = hurray__ggml_f16_at(b);
+    for (int k = 0; k < 16; k++) {
+        uint8_t bits = b[2 + k];
+        for (int j = 0; j < 4; j++) {
+            y[4 * k + j] = (float)(((bits >> (2 * j)) & 3) - 1) * d;
+        }
     }
 }
 
 /* ---- K-quants (256 elements) -------------------------------------------- */
-
-/* Scale and min j (0..7) of the 12 packed bytes of Q4_K and Q5_K: six bits
- * each; 0-3 in the low bits of bytes 0-7, 4-7 split over bytes 8-11 and
- * the top bits of bytes 0-7. */
-static inline void k4_scale_min(const uint8_t *q, int j, uint8_t *sc, uint8_t *m)
-{
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (uint8_t)((q[j + 4] & 15) | ((q[j - 4] >> 6) << 4));
-        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-}
 
 /* Q2_K: 16 sub-blocks of 16; element 128h + 32j + 16part + l takes bits
  * 2j of byte 32h + 16part + l and the scale byte 8h + 2j + part. */
 static void q2_k(const uint8_t *b, float *y)
 {
     const uint8_t *scales = b, *qs = b + 16;
-    float d = f16_at(b + 80), dmin = f16_at(b + 82);
+    float d = hurray__ggml_f16_at(b + 80), dmin = hurray__ggml_f16_at(b + 82);
     for (int k = 0; k < 16; k++) {
         float dl = d * (float)(scales[k] & 15);
         float ml = dmin * (float)(scales[k] >> 4);
@@ -195,11 +162,9 @@ static void q2_k(const uint8_t *b, float *y)
 static void q3_k(const uint8_t *b, float *y)
 {
     const uint8_t *hmask = b, *qs = b + 32, *packed = b + 96;
-    float d = f16_at(b + 108);
+    float d = hurray__ggml_f16_at(b + 108);
     for (int k = 0; k < 16; k++) {
-        int low = k < 8 ? packed[k] & 15 : packed[k - 8] >> 4;
-        int high = (packed[8 + k % 4] >> (2 * (k / 4))) & 3;
-        float dl = d * (float)((high << 4 | low) - 32);
+        float dl = d * (float)hurray__ggml_k3_scale(packed, k);
         int h = k / 8, j = (k % 8) / 2, part = k % 2;
         const uint8_t *q = qs + 32 * h + 16 * part;
         const uint8_t *hm = hmask + 16 * part;
@@ -213,13 +178,13 @@ static void q3_k(const uint8_t *b, float *y)
 
 static void q4_k(const uint8_t *b, float *y)
 {
-    float d = f16_at(b), dmin = f16_at(b + 2);
+    float d = hurray__ggml_f16_at(b), dmin = hurray__ggml_f16_at(b + 2);
     const uint8_t *packed = b + 4, *qs = b + 16;
     for (int c = 0; c < 4; c++) {
         uint8_t sc, m;
-        k4_scale_min(packed, 2 * c, &sc, &m);
+        hurray__ggml_k4_scale_min(packed, 2 * c, &sc, &m);
         float d1 = d * (float)sc, m1 = dmin * (float)m;
-        k4_scale_min(packed, 2 * c + 1, &sc, &m);
+        hurray__ggml_k4_scale_min(packed, 2 * c + 1, &sc, &m);
         float d2 = d * (float)sc, m2 = dmin * (float)m;
         const uint8_t *q = qs + 32 * c;
         for (int l = 0; l < 32; l++) {
@@ -231,13 +196,13 @@ static void q4_k(const uint8_t *b, float *y)
 
 static void q5_k(const uint8_t *b, float *y)
 {
-    float d = f16_at(b), dmin = f16_at(b + 2);
+    float d = hurray__ggml_f16_at(b), dmin = hurray__ggml_f16_at(b + 2);
     const uint8_t *packed = b + 4, *qh = b + 16, *qs = b + 48;
     for (int c = 0; c < 4; c++) {
         uint8_t sc, m;
-        k4_scale_min(packed, 2 * c, &sc, &m);
+        hurray__ggml_k4_scale_min(packed, 2 * c, &sc, &m);
         float d1 = d * (float)sc, m1 = dmin * (float)m;
-        k4_scale_min(packed, 2 * c + 1, &sc, &m);
+        hurray__ggml_k4_scale_min(packed, 2 * c + 1, &sc, &m);
         float d2 = d * (float)sc, m2 = dmin * (float)m;
         const uint8_t *q = qs + 32 * c;
         for (int l = 0; l < 32; l++) {
@@ -253,7 +218,7 @@ static void q6_k(const uint8_t *b, float *y)
 {
     const uint8_t *ql = b, *qh = b + 128;
     const int8_t *scales = (const int8_t *)(b + 192);
-    float d = f16_at(b + 208);
+    float d = hurray__ggml_f16_at(b + 208);
     for (int n = 0; n < 2; n++) {
         const uint8_t *l4 = ql + 64 * n, *h2 = qh + 32 * n;
         for (int g = 0; g < 4; g++) {
@@ -284,7 +249,7 @@ static void tq1_0(const uint8_t *b, float *y)
 {
     static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
     const uint8_t *qs = b, *qh = b + 48;
-    float d = f16_at(b + 52);
+    float d = hurray__ggml_f16_at(b + 52);
     int e = 0;
     for (int n = 0; n < 5; n++) {
         for (int m = 0; m < 32; m++) {
@@ -305,7 +270,7 @@ static void tq1_0(const uint8_t *b, float *y)
 
 static void tq2_0(const uint8_t *b, float *y)
 {
-    float d = f16_at(b + 64);
+    float d = hurray__ggml_f16_at(b + 64);
     for (int c = 0; c < 2; c++) {
         for (int l = 0; l < 4; l++) {
             for (int m = 0; m < 32; m++) {
@@ -329,7 +294,7 @@ static inline void grid8(float db, uint64_t entry, uint8_t signs, float *y)
 
 static void iq2_xxs(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     for (int ib = 0; ib < 8; ib++) {
         const uint8_t *q = b + 2 + 8 * ib;
         uint32_t aux = hurray__le32(q + 4);
@@ -343,7 +308,7 @@ static void iq2_xxs(const uint8_t *b, float *y)
 
 static void iq2_xs(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *scales = b + 66;
     for (int ib = 0; ib < 8; ib++) {
         float db[2] = {d * (0.5f + (float)(scales[ib] & 15)) * 0.25f,
@@ -358,7 +323,7 @@ static void iq2_xs(const uint8_t *b, float *y)
 
 static void iq2_s(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *qs = b + 2, *signs = b + 34, *qh = b + 66, *scales = b + 74;
     for (int ib = 0; ib < 8; ib++) {
         float db[2] = {d * (0.5f + (float)(scales[ib] & 15)) * 0.25f,
@@ -380,7 +345,7 @@ static inline void grid4(float db, uint32_t entry, uint32_t signs, float *y)
 
 static void iq3_xxs(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *qs = b + 2, *packed = b + 66;
     for (int ib = 0; ib < 8; ib++) {
         uint32_t aux = hurray__le32(packed + 4 * ib);
@@ -397,7 +362,7 @@ static void iq3_xxs(const uint8_t *b, float *y)
 
 static void iq3_s(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *qs = b + 2, *qh = b + 66, *signs = b + 74, *scales = b + 106;
     for (int ib = 0; ib < 8; ib++) {
         float db = d * (float)(1 + 2 * ((scales[ib / 2] >> (4 * (ib % 2))) & 15));
@@ -424,12 +389,12 @@ static inline void grid1(float dl, uint64_t entry, float delta, float *y)
 
 static void iq1_s(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     const uint8_t *qs = b + 2, *qh = b + 34;
     for (int ib = 0; ib < 8; ib++) {
         uint16_t h = hurray__le16(qh + 2 * ib);
         float dl = d * (float)(2 * ((h >> 12) & 7) + 1);
-        float delta = (h & 0x8000) ? -0.125f : 0.125f;
+        float delta = DELTA[h >> 15];
         for (int l = 0; l < 4; l++) {
             uint32_t index = qs[4 * ib + l] | ((uint32_t)(h >> (3 * l)) & 7u) << 8;
             grid1(dl, hurray__ggml_iq1s_grid[index], delta, y + 32 * ib + 8 * l);
@@ -455,7 +420,7 @@ static void iq1_m(const uint8_t *b, float *y)
         for (int l = 0; l < 4; l++) {
             uint8_t h = (uint8_t)(qh[2 * ib + l / 2] >> (4 * (l % 2)));
             uint32_t index = qs[4 * ib + l] | (uint32_t)(h & 7) << 8;
-            float delta = (h & 0x08) ? -0.125f : 0.125f;
+            float delta = DELTA[(h >> 3) & 1];
             grid1(dl[l / 2], hurray__ggml_iq1s_grid[index], delta, y + 32 * ib + 8 * l);
         }
     }
@@ -463,7 +428,7 @@ static void iq1_m(const uint8_t *b, float *y)
 
 static void iq4_xs(const uint8_t *b, float *y)
 {
-    float d = f16_at(b);
+    float d = hurray__ggml_f16_at(b);
     uint16_t scales_h = hurray__le16(b + 2);
     const uint8_t *scales_l = b + 4, *qs = b + 8;
     for (int ib = 0; ib < 8; ib++) {
