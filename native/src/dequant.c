@@ -24,37 +24,47 @@
 
 /* ---- the path: AVX2 or scalar ------------------------------------------- */
 
-/* 0: not chosen yet; 1: scalar; 2: AVX2. Every thread that finds 0 makes
- * the same choice, so a race to store it is harmless (and atomic). */
-static atomic_int chosen_path;
+/* 0: not known yet; 1: scalar; 2: AVX2. Every thread that finds 0 works
+ * out the same answer, so a race to store it is harmless (and atomic). */
+static atomic_int cpu_path;
+static atomic_int env_path;
 static atomic_int forced_path = -1;
 
-static int choose_path(void)
+/* What the CPU allows: AVX2 with F16C. */
+static int cpu_allows(void)
 {
+    int path = atomic_load_explicit(&cpu_path, memory_order_relaxed);
+    if (path == 0) {
 #if HURRAY__DEQUANT_AVX2
-    const char *env = getenv("HURRAY_DEQUANT_PATH");
-    if (env != NULL && strcmp(env, "scalar") == 0) {
-        return 1;
-    }
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? 2 : 1;
+        __builtin_cpu_init();
+        path = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? 2 : 1;
 #else
-    return 1;
+        path = 1;
 #endif
+        atomic_store_explicit(&cpu_path, path, memory_order_relaxed);
+    }
+    return path;
+}
+
+/* What the CPU allows, unless HURRAY_DEQUANT_PATH=scalar: read once. */
+static int env_allows(void)
+{
+    int path = atomic_load_explicit(&env_path, memory_order_relaxed);
+    if (path == 0) {
+        const char *env = getenv("HURRAY_DEQUANT_PATH");
+        path = env != NULL && strcmp(env, "scalar") == 0 ? 1 : cpu_allows();
+        atomic_store_explicit(&env_path, path, memory_order_relaxed);
+    }
+    return path;
 }
 
 int hurray__dequant_simd(void)
 {
     int forced = atomic_load_explicit(&forced_path, memory_order_relaxed);
-    if (forced >= 0) {
-        return forced == 1 && HURRAY__DEQUANT_AVX2 && choose_path() == 2;
+    if (forced == 0) {
+        return 0;
     }
-    int path = atomic_load_explicit(&chosen_path, memory_order_relaxed);
-    if (path == 0) {
-        path = choose_path();
-        atomic_store_explicit(&chosen_path, path, memory_order_relaxed);
-    }
-    return path == 2;
+    return (forced == 1 ? cpu_allows() : env_allows()) == 2;
 }
 
 void hurray__dequant_force_path(int path)

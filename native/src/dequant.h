@@ -283,6 +283,17 @@ void hurray__store_bf16_avx2(const float *in, uint64_t n, uint16_t *out);
 void hurray__read_code8_avx2(const uint8_t *codes, const float *table, uint64_t n, float *out);
 void hurray__read_nibbles_avx2(const uint8_t *bytes, const float *table, uint64_t pairs,
                                float *out);
+/* Contiguous little-endian float16 or bfloat16, widened exactly (a
+ * signalling NaN stays signalling, as hurray__f16_to_f32 keeps it). */
+void hurray__read_f16_avx2(const uint8_t *in, uint64_t n, float *out);
+void hurray__read_bf16_avx2(const uint8_t *in, uint64_t n, float *out);
+/* The arithmetic of one run, 8 lanes at a time (dequant_affine.c and
+ * dequant_mx.c hold the scalar originals): elements [0, first) take
+ * parameter 0, and every `length` elements after them the next. */
+void hurray__affine_segments_avx2(const float *q, const float *s, const float *z, uint64_t first,
+                                  uint64_t length, uint64_t n, float *out);
+void hurray__scaled_segments_avx2(const float *v, const float *s, const float *g, uint64_t first,
+                                  uint64_t length, uint64_t n, float *out);
 #endif
 
 /* 1 when the AVX2 kernels are in use for this process: the CPU has AVX2

@@ -115,4 +115,127 @@ HURRAY__AVX2 void hurray__read_nibbles_avx2(const uint8_t *bytes, const float *t
     }
 }
 
+HURRAY__AVX2_F16C void hurray__read_f16_avx2(const uint8_t *in, uint64_t n, float *out)
+{
+    /* F16C quiets a signalling NaN; the scalar conversion (and numpy) keep
+     * it, so those lanes get their quiet bit cleared again. */
+    const __m256i exponent = _mm256_set1_epi32(0x7E00), signalling = _mm256_set1_epi32(0x7C00);
+    const __m256i payload = _mm256_set1_epi32(0x03FF), quiet = _mm256_set1_epi32(0x00400000);
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(in + 2 * i));
+        __m256 f = _mm256_cvtph_ps(h);
+        __m256i wide = _mm256_cvtepu16_epi32(h);
+        __m256i snan =
+            _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(wide, exponent), signalling),
+                             _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(wide, payload),
+                                                                 _mm256_setzero_si256()),
+                                              _mm256_set1_epi32(-1)));
+        f = _mm256_xor_ps(f, _mm256_castsi256_ps(_mm256_and_si256(snan, quiet)));
+        _mm256_storeu_ps(out + i, f);
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__f16_to_f32(hurray__le16(in + 2 * i));
+    }
+}
+
+HURRAY__AVX2 void hurray__read_bf16_avx2(const uint8_t *in, uint64_t n, float *out)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(in + 2 * i));
+        __m256i f = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_ps(out + i, _mm256_castsi256_ps(f));
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__bf16_to_f32(hurray__le16(in + 2 * i));
+    }
+}
+
+/* One segment: (q - z) * s, or q * s without a zero point. */
+HURRAY__AVX2 static inline void affine_segment(const float *q, float s, const float *z, uint64_t n,
+                                               float *out)
+{
+    __m256 sv = _mm256_set1_ps(s);
+    uint64_t i = 0;
+    if (z != NULL) {
+        __m256 zv = _mm256_set1_ps(*z);
+        for (; i + 8 <= n; i += 8) {
+            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(q + i), zv);
+            _mm256_storeu_ps(out + i, _mm256_mul_ps(d, sv));
+        }
+        for (; i < n; i++) {
+            out[i] = (q[i] - *z) * s;
+        }
+        return;
+    }
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(q + i), sv));
+    }
+    for (; i < n; i++) {
+        out[i] = q[i] * s;
+    }
+}
+
+HURRAY__AVX2 void hurray__affine_segments_avx2(const float *q, const float *s, const float *z,
+                                               uint64_t first, uint64_t length, uint64_t n,
+                                               float *out)
+{
+    if (length == 1) { /* a parameter per element: per axis, the last one */
+        uint64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            __m256 d = _mm256_loadu_ps(q + i);
+            if (z != NULL) {
+                d = _mm256_sub_ps(d, _mm256_loadu_ps(z + i));
+            }
+            _mm256_storeu_ps(out + i, _mm256_mul_ps(d, _mm256_loadu_ps(s + i)));
+        }
+        for (; i < n; i++) {
+            out[i] = z != NULL ? (q[i] - z[i]) * s[i] : q[i] * s[i];
+        }
+        return;
+    }
+    uint64_t k = 0;
+    for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
+        uint64_t stop = end < n ? end : n;
+        affine_segment(q + start, s[k], z != NULL ? z + k : NULL, stop - start, out + start);
+    }
+}
+
+/* One segment: (v * s) * g, or v * s without a global scale. */
+HURRAY__AVX2 static inline void scaled_segment(const float *v, float s, const float *g, uint64_t n,
+                                               float *out)
+{
+    __m256 sv = _mm256_set1_ps(s);
+    uint64_t i = 0;
+    if (g != NULL) {
+        __m256 gv = _mm256_set1_ps(*g);
+        for (; i + 8 <= n; i += 8) {
+            __m256 p = _mm256_mul_ps(_mm256_loadu_ps(v + i), sv);
+            _mm256_storeu_ps(out + i, _mm256_mul_ps(p, gv));
+        }
+        for (; i < n; i++) {
+            out[i] = (v[i] * s) * *g;
+        }
+        return;
+    }
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(v + i), sv));
+    }
+    for (; i < n; i++) {
+        out[i] = v[i] * s;
+    }
+}
+
+HURRAY__AVX2 void hurray__scaled_segments_avx2(const float *v, const float *s, const float *g,
+                                               uint64_t first, uint64_t length, uint64_t n,
+                                               float *out)
+{
+    uint64_t k = 0;
+    for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
+        uint64_t stop = end < n ? end : n;
+        scaled_segment(v + start, s[k], g, stop - start, out + start);
+    }
+}
+
 #endif

@@ -33,30 +33,58 @@ static inline int64_t scale_element(const HurrayDequantJob *job, uint64_t p)
     return (int64_t)hurray__swizzled_index(p / cols, p % cols, cols);
 }
 
-static void mx_run(const HurrayDequantJob *job, const HurrayRun *run, float *out)
+/* Elements [0, first) take scale 0, then every `length` elements the next
+ * (the last segment may be short). */
+static void scaled_segments(const float *v, const float *s, const float *g, uint64_t first,
+                            uint64_t length, uint64_t n, float *out, int simd)
 {
-    float v[RUN_MAX];
-    hurray__read_f32(&job->values, run->offset, run->stride, run->count, v);
-    for (uint64_t t = 0; t < run->count;) {
-        uint64_t p = run->param;
-        if (job->param_div != 0) {
-            p += (run->inner + t) / job->param_div * job->param_step;
-        }
-        uint64_t span = param_span(job, run, t);
-        float s;
-        hurray__read_f32(&job->scale, scale_element(job, p), 1, 1, &s);
-        if (job->has_global) {
-            float g = job->global_scale;
-            for (uint64_t i = t; i < t + span; i++) {
-                out[i] = (v[i] * s) * g;
+#if HURRAY__DEQUANT_AVX2
+    if (simd) {
+        hurray__scaled_segments_avx2(v, s, g, first, length, n, out);
+        return;
+    }
+#else
+    (void)simd;
+#endif
+    uint64_t k = 0;
+    for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
+        uint64_t stop = end < n ? end : n;
+        if (g != NULL) {
+            for (uint64_t i = start; i < stop; i++) {
+                out[i] = (v[i] * s[k]) * *g;
             }
         } else {
-            for (uint64_t i = t; i < t + span; i++) {
-                out[i] = v[i] * s;
+            for (uint64_t i = start; i < stop; i++) {
+                out[i] = v[i] * s[k];
             }
         }
-        t += span;
     }
+}
+
+static void mx_run(const HurrayDequantJob *job, const HurrayRun *run, float *out)
+{
+    float v[RUN_MAX], s[RUN_MAX];
+    const float *g = job->has_global ? &job->global_scale : NULL;
+    hurray__read_f32(&job->values, run->offset, run->stride, run->count, v);
+    /* The scales of the run's segments: p, p + param_step, ... */
+    uint64_t first = run->count, length = run->count, segments = 1;
+    uint64_t p = run->param;
+    if (job->param_div != 0) {
+        p += run->inner / job->param_div * job->param_step;
+        first = param_span(job, run, 0);
+        length = job->param_div;
+        if (first < run->count) {
+            segments = 1 + (run->count - first + length - 1) / length;
+        }
+    }
+    if (job->swizzle_cols == 0) {
+        hurray__read_f32(&job->scale, (int64_t)p, (int64_t)job->param_step, segments, s);
+    } else {
+        for (uint64_t k = 0; k < segments; k++) {
+            hurray__read_f32(&job->scale, scale_element(job, p + k * job->param_step), 1, 1, s + k);
+        }
+    }
+    scaled_segments(v, s, g, first, length, run->count, out, job->simd);
 }
 
 static HurrayStatus mx_prepare(HurrayDequantJob *job)

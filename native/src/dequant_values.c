@@ -306,8 +306,20 @@ static inline uint64_t load_bytes(const uint8_t *p, unsigned n, int swap)
 
 void hurray__read_f32(const HurrayReader *r, int64_t offset, int64_t stride, uint64_t n, float *out)
 {
+    if (stride == 1 && !r->swap && r->kind == HURRAY__READ_F32) {
+        memcpy(out, r->base + 4 * offset, 4 * n); /* the bits as they are */
+        return;
+    }
 #if HURRAY__DEQUANT_AVX2
     if (stride == 1 && n >= 16 && hurray__dequant_simd()) {
+        if (!r->swap && r->kind == HURRAY__READ_F16) {
+            hurray__read_f16_avx2(r->base + 2 * offset, n, out);
+            return;
+        }
+        if (!r->swap && r->kind == HURRAY__READ_BF16) {
+            hurray__read_bf16_avx2(r->base + 2 * offset, n, out);
+            return;
+        }
         if (r->kind == HURRAY__READ_CODE8) {
             hurray__read_code8_avx2(r->base + offset, r->table, n, out);
             return;
