@@ -182,12 +182,9 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
         row_count = rows;
     } else if (first_row > rows || row_count > rows - first_row) {
         return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
-                            "%s: rows %" PRIu64 " to %" PRIu64 " (first_row %" PRIu64
-                            ", row_count %" PRIu64 ") lie past the tensor's %" PRIu64 " rows",
-                            fn, first_row,
-                            first_row + (row_count > UINT64_MAX - first_row ? UINT64_MAX - first_row
-                                                                            : row_count),
-                            first_row, row_count, rows);
+                            "%s: first_row %" PRIu64 " and row_count %" PRIu64
+                            " reach past the tensor's %" PRIu64 " rows",
+                            fn, first_row, row_count, rows);
     }
     uint64_t first = first_row * row_elements;
     uint64_t count = row_count * row_elements;
