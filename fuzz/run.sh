@@ -61,7 +61,7 @@ main() {
     fi
 
     binary="$build/${target}_fuzz"
-    "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
+    "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread -ffp-contract=off \
         -fsanitize="fuzzer,${HURRAY_FUZZ_SANITIZE:-address,undefined}" -fno-sanitize-recover=all \
         -fno-omit-frame-pointer -Inative/include -Inative/src $target_flags ${HURRAY_FUZZ_CFLAGS:-} \
         "fuzz/${target}_fuzz.c" native/src/*.c -o "$binary"

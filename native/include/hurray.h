@@ -168,16 +168,35 @@ typedef enum HurrayPartLayout {
     HURRAY_PART_LAYOUT_SWIZZLED_128X4 = 1 /* cuBLAS/cuDNN block-scale tiles */
 } HurrayPartLayout;
 
-/* GGML block formats, numbered as GGUF numbers them. */
+/* GGML block formats, numbered as GGUF numbers them. Every code is a value
+ * of the version-1 descriptor's "GGML type" field; a library that predates
+ * a code refuses a descriptor holding it (HURRAY_ERROR_UNSUPPORTED). */
 typedef enum HurrayGgmlType {
     HURRAY_GGML_Q4_0 = 2,
     HURRAY_GGML_Q4_1 = 3,
     HURRAY_GGML_Q5_0 = 6,
     HURRAY_GGML_Q5_1 = 7,
     HURRAY_GGML_Q8_0 = 8,
+    HURRAY_GGML_Q2_K = 10,
+    HURRAY_GGML_Q3_K = 11,
     HURRAY_GGML_Q4_K = 12,
+    HURRAY_GGML_Q5_K = 13,
     HURRAY_GGML_Q6_K = 14,
-    HURRAY_GGML_MXFP4 = 39
+    HURRAY_GGML_IQ2_XXS = 16,
+    HURRAY_GGML_IQ2_XS = 17,
+    HURRAY_GGML_IQ3_XXS = 18,
+    HURRAY_GGML_IQ1_S = 19,
+    HURRAY_GGML_IQ4_NL = 20,
+    HURRAY_GGML_IQ3_S = 21,
+    HURRAY_GGML_IQ2_S = 22,
+    HURRAY_GGML_IQ4_XS = 23,
+    HURRAY_GGML_IQ1_M = 29,
+    HURRAY_GGML_TQ1_0 = 34,
+    HURRAY_GGML_TQ2_0 = 35,
+    HURRAY_GGML_MXFP4 = 39,
+    HURRAY_GGML_NVFP4 = 40,
+    HURRAY_GGML_Q1_0 = 41,
+    HURRAY_GGML_Q2_0 = 42
 } HurrayGgmlType;
 
 /* ---- version 2: the vocabulary of a graph of nodes (ADR-054) --------- */
@@ -614,6 +633,38 @@ HurrayStatus hurray_layout_row_major_strides(uint32_t rank, const uint64_t *shap
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OVERFLOW.
  * Ownership: nothing changes hands. */
 HurrayStatus hurray_layout_swizzled_128x4_count(uint64_t rows, uint64_t cols, uint64_t *out);
+
+/* ---- dequantization: the reference formulas, in C (ADR-055) ----------- */
+
+/* The real values of the tensor `desc` describes over `buffers`, written to
+ * out in row-major order of the logical shape, as out_dtype: FLOAT32, or
+ * FLOAT16 or BFLOAT16 rounded once, to nearest even, from the float32
+ * value (a NaN stays a NaN of its sign). The arithmetic is the scheme's
+ * reference arithmetic (docs/impl/descriptor-encoding.md, "Quantization"),
+ * bit for bit; NaN and infinite scales are values, not errors. The buffers
+ * are checked against the descriptor first, as
+ * hurray_descriptor_check_buffers checks them. out_len is in bytes and must
+ * hold every element; out must be aligned to its elements. Neither the
+ * descriptor nor the list is written: any number of threads may dequantize
+ * from the same pair at once.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT,
+ * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
+ * HURRAY_ERROR_BUFFER_TOO_SMALL.
+ * Ownership: out is the caller's; nothing is allocated or kept. */
+HurrayStatus hurray_dequantize(const HurrayDescriptor *desc, const HurrayBufferList *buffers,
+                               HurrayDtype out_dtype, void *out, uint64_t out_len);
+/* The same for rows first_row .. first_row + row_count - 1 only: a row is
+ * one index of the first axis (the tensor seen as [shape[0], rest]; a
+ * rank-0 tensor is one row of one element), and out receives row_count
+ * rows. Threads that split a tensor by rows call it on the same
+ * descriptor and list at once.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT,
+ * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
+ * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE.
+ * Ownership: out is the caller's; nothing is allocated or kept. */
+HurrayStatus hurray_dequantize_rows(const HurrayDescriptor *desc, const HurrayBufferList *buffers,
+                                    HurrayDtype out_dtype, uint64_t first_row, uint64_t row_count,
+                                    void *out, uint64_t out_len);
 
 /* ---- HurrayTensorContext: what a capsule carries beside its buffers ---- */
 

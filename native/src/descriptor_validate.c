@@ -490,6 +490,19 @@ HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
     return HURRAY_OK;
 }
 
+HurrayStatus hurray__descriptor_check_facts_quietly(const HurrayDescriptor *desc,
+                                                    HurrayDescriptorFacts *out)
+{
+    if (desc->checked) {
+        *out = desc->facts;
+        return HURRAY_OK;
+    }
+    if (hurray__descriptor_accept_facts(desc, out)) {
+        return HURRAY_OK;
+    }
+    return hurray__descriptor_check_rules(desc, out);
+}
+
 HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out)
 {
