@@ -19,6 +19,9 @@
 
 #include "dequant.h"
 #include "descriptor_validate.h"
+#if HURRAY__DEQUANT_AVX2
+#include <cpuid.h>
+#endif
 #include "dtype.h"
 #include "status.h"
 
@@ -36,8 +39,13 @@ static int cpu_allows(void)
     int path = atomic_load_explicit(&cpu_path, memory_order_relaxed);
     if (path == 0) {
 #if HURRAY__DEQUANT_AVX2
+        /* F16C by CPUID (leaf 1, ECX bit 29): not every compiler's
+         * __builtin_cpu_supports knows it; AVX2's check includes the OS's
+         * saving of the YMM registers, which F16C needs as well. */
+        unsigned eax, ebx, ecx = 0, edx;
+        int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
         __builtin_cpu_init();
-        path = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? 2 : 1;
+        path = __builtin_cpu_supports("avx2") && f16c ? 2 : 1;
 #else
         path = 1;
 #endif

@@ -241,6 +241,33 @@ static inline uint16_t hurray__f32_to_bf16(float value)
     return (uint16_t)((f + 0x7FFFu + ((f >> 16) & 1u)) >> 16);
 }
 
+/* r = a op b, for a commutative op whose operands may both be NaN: the
+ * result x86 gives for the operands in this order, the first one's NaN
+ * (quieted). numpy evaluates its formulas so; compilers may swap the
+ * operands of a commutative op (clang does), which picks the other NaN.
+ * Bit operations, which no compiler reorders. */
+static inline float hurray__first_nan(float a, float r)
+{
+    uint32_t ab, rb;
+    memcpy(&ab, &a, sizeof ab);
+    memcpy(&rb, &r, sizeof rb);
+    uint32_t mask = 0u - (uint32_t)((ab & 0x7FFFFFFFu) > 0x7F800000u);
+    rb = (rb & ~mask) | ((ab | 0x00400000u) & mask);
+    memcpy(&r, &rb, sizeof r);
+    return r;
+}
+
+static inline double hurray__first_nan_f64(double a, double r)
+{
+    uint64_t ab, rb;
+    memcpy(&ab, &a, sizeof ab);
+    memcpy(&rb, &r, sizeof rb);
+    uint64_t mask = 0u - (uint64_t)((ab & 0x7FFFFFFFFFFFFFFFu) > 0x7FF0000000000000u);
+    rb = (rb & ~mask) | ((ab | 0x0008000000000000u) & mask);
+    memcpy(&r, &rb, sizeof r);
+    return r;
+}
+
 static inline uint16_t hurray__le16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
@@ -273,6 +300,18 @@ static inline uint64_t hurray__swizzled_index(uint64_t row, uint64_t col, uint64
 /* ---- AVX2 kernels (dequant_*_avx2.c) ------------------------------------ */
 
 #if HURRAY__DEQUANT_AVX2
+#include <immintrin.h>
+
+/* hurray__first_nan, eight lanes. */
+HURRAY__AVX2 static inline __m256 hurray__first_nan_avx2(__m256 a, __m256 r)
+{
+    __m256i bits = _mm256_castps_si256(a);
+    __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF));
+    __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7F800000));
+    __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(_mm256_castps_si256(r), quiet, nan));
+}
+
 /* The AVX2 row decoder of a GGML type, or NULL when it has none. */
 HurrayGgmlRowFn hurray__ggml_row_avx2(uint32_t ggml_type);
 /* float32 to float16 or bfloat16, n values, bit for bit as the scalar code. */

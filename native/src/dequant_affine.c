@@ -57,11 +57,12 @@ static void affine_segments(const float *q, const float *s, const float *z, Segm
         uint64_t stop = end < n ? end : n;
         if (z != NULL) {
             for (uint64_t i = start; i < stop; i++) {
-                out[i] = (q[i] - z[k]) * s[k];
+                float d = q[i] - z[k];
+                out[i] = hurray__first_nan(d, d * s[k]);
             }
         } else {
             for (uint64_t i = start; i < stop; i++) {
-                out[i] = q[i] * s[k];
+                out[i] = hurray__first_nan(q[i], q[i] * s[k]);
             }
         }
     }
@@ -112,11 +113,12 @@ static void affine_run_f64(const HurrayDequantJob *job, const HurrayRun *run, fl
         if (zero) {
             hurray__read_f64(&job->zero, p, 1, 1, &z);
             for (uint64_t i = t; i < t + span; i++) {
-                out[i] = (float)((q[i] - z) * s);
+                double d = q[i] - z;
+                out[i] = (float)hurray__first_nan_f64(d, d * s);
             }
         } else {
             for (uint64_t i = t; i < t + span; i++) {
-                out[i] = (float)(q[i] * s);
+                out[i] = (float)hurray__first_nan_f64(q[i], q[i] * s);
             }
         }
         t += span;

@@ -162,18 +162,20 @@ HURRAY__AVX2 static inline void affine_segment(const float *q, float s, const fl
         __m256 zv = _mm256_set1_ps(*z);
         for (; i + 8 <= n; i += 8) {
             __m256 d = _mm256_sub_ps(_mm256_loadu_ps(q + i), zv);
-            _mm256_storeu_ps(out + i, _mm256_mul_ps(d, sv));
+            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(d, _mm256_mul_ps(d, sv)));
         }
         for (; i < n; i++) {
-            out[i] = (q[i] - *z) * s;
+            float d = q[i] - *z;
+            out[i] = hurray__first_nan(d, d * s);
         }
         return;
     }
     for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(q + i), sv));
+        __m256 v = _mm256_loadu_ps(q + i);
+        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(v, _mm256_mul_ps(v, sv)));
     }
     for (; i < n; i++) {
-        out[i] = q[i] * s;
+        out[i] = hurray__first_nan(q[i], q[i] * s);
     }
 }
 
@@ -188,10 +190,12 @@ HURRAY__AVX2 void hurray__affine_segments_avx2(const float *q, const float *s, c
             if (z != NULL) {
                 d = _mm256_sub_ps(d, _mm256_loadu_ps(z + i));
             }
-            _mm256_storeu_ps(out + i, _mm256_mul_ps(d, _mm256_loadu_ps(s + i)));
+            _mm256_storeu_ps(out + i,
+                             hurray__first_nan_avx2(d, _mm256_mul_ps(d, _mm256_loadu_ps(s + i))));
         }
         for (; i < n; i++) {
-            out[i] = z != NULL ? (q[i] - z[i]) * s[i] : q[i] * s[i];
+            float d = z != NULL ? q[i] - z[i] : q[i];
+            out[i] = hurray__first_nan(d, d * s[i]);
         }
         return;
     }
@@ -211,19 +215,22 @@ HURRAY__AVX2 static inline void scaled_segment(const float *v, float s, const fl
     if (g != NULL) {
         __m256 gv = _mm256_set1_ps(*g);
         for (; i + 8 <= n; i += 8) {
-            __m256 p = _mm256_mul_ps(_mm256_loadu_ps(v + i), sv);
-            _mm256_storeu_ps(out + i, _mm256_mul_ps(p, gv));
+            __m256 x = _mm256_loadu_ps(v + i);
+            __m256 p = hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv));
+            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(p, _mm256_mul_ps(p, gv)));
         }
         for (; i < n; i++) {
-            out[i] = (v[i] * s) * *g;
+            float p = hurray__first_nan(v[i], v[i] * s);
+            out[i] = hurray__first_nan(p, p * *g);
         }
         return;
     }
     for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(v + i), sv));
+        __m256 x = _mm256_loadu_ps(v + i);
+        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv)));
     }
     for (; i < n; i++) {
-        out[i] = v[i] * s;
+        out[i] = hurray__first_nan(v[i], v[i] * s);
     }
 }
 

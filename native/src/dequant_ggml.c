@@ -16,11 +16,6 @@
 #include "ggml_grids.h"
 #include "status.h"
 
-/* ±1 chosen by a bit, as a load rather than a select: the product with it
- * is then a real multiply (which keeps a NaN's sign, as numpy's does), not
- * a negation. */
-static const float SIGN[2] = {1.0f, -1.0f};
-
 /* IQ1's shift of the grid values, by its sign bit (again a load). */
 static const float DELTA[2] = {0.125f, -0.125f};
 
@@ -41,8 +36,9 @@ static void q4_1(const uint8_t *b, float *y)
     float d = hurray__ggml_f16_at(b), m = hurray__ggml_f16_at(b + 2);
     const uint8_t *qs = b + 4;
     for (int j = 0; j < 16; j++) {
-        y[j] = d * (float)(qs[j] & 15) + m;
-        y[j + 16] = d * (float)(qs[j] >> 4) + m;
+        float lo = d * (float)(qs[j] & 15), hi = d * (float)(qs[j] >> 4);
+        y[j] = hurray__first_nan(lo, lo + m);
+        y[j + 16] = hurray__first_nan(hi, hi + m);
     }
 }
 
@@ -67,8 +63,9 @@ static void q5_1(const uint8_t *b, float *y)
     for (int j = 0; j < 16; j++) {
         int lo = (qs[j] & 15) | (int)((qh >> j) & 1u) << 4;
         int hi = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1u) << 4;
-        y[j] = d * (float)lo + m;
-        y[j + 16] = d * (float)hi + m;
+        float a = d * (float)lo, b = d * (float)hi;
+        y[j] = hurray__first_nan(a, a + m);
+        y[j + 16] = hurray__first_nan(b, b + m);
     }
 }
 
@@ -284,11 +281,11 @@ static void tq2_0(const uint8_t *b, float *y)
 /* ---- IQ types (256 elements, 8 sub-blocks of 32) ------------------------- */
 
 /* Eight magnitudes of a grid entry (one per byte, lowest first), each
- * times db and the sign its bit of `signs` gives. */
+ * times db, then times -1 where its bit of `signs` is set. */
 static inline void grid8(float db, uint64_t entry, uint8_t signs, float *y)
 {
     for (int j = 0; j < 8; j++) {
-        y[j] = db * (float)((entry >> (8 * j)) & 0xFF) * SIGN[(signs >> j) & 1];
+        y[j] = hurray__ggml_signed(db * (float)((entry >> (8 * j)) & 0xFF), (signs >> j) & 1u);
     }
 }
 
@@ -339,7 +336,7 @@ static void iq2_s(const uint8_t *b, float *y)
 static inline void grid4(float db, uint32_t entry, uint32_t signs, float *y)
 {
     for (int j = 0; j < 4; j++) {
-        y[j] = db * (float)((entry >> (8 * j)) & 0xFF) * SIGN[(signs >> j) & 1];
+        y[j] = hurray__ggml_signed(db * (float)((entry >> (8 * j)) & 0xFF), (signs >> j) & 1u);
     }
 }
 

@@ -58,4 +58,19 @@ static inline int hurray__ggml_k3_scale(const uint8_t *packed, int k)
     return (high << 4 | low) - 32;
 }
 
+/* x times -1 when `negative` is 1, as numpy's multiply gives it on x86: a
+ * NaN comes back as it is (the multiply returns its NaN operand), anything
+ * else with its sign flipped. Written as bit operations, because compilers
+ * may turn a product with a chosen +-1 into a sign flip, which would flip a
+ * NaN's sign too (clang does). */
+static inline float hurray__ggml_signed(float x, uint32_t negative)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint32_t is_nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+    bits ^= (negative & (is_nan ^ 1u)) << 31;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
 #endif /* HURRAY_DEQUANT_GGML_INTERNAL_H */

@@ -43,13 +43,13 @@ AVX2 static inline void store16_affine(__m256 d, __m256 m, __m128i q, float *y)
     _mm256_storeu_ps(y + 8, _mm256_sub_ps(_mm256_mul_ps(d, b), m));
 }
 
-/* y = d * q + m for sixteen unsigned bytes. */
+/* y = d * q + m for sixteen unsigned bytes, the product's NaN first. */
 AVX2 static inline void store16_plus(__m256 d, __m256 m, __m128i q, float *y)
 {
-    __m256 a = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q));
-    __m256 b = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8)));
-    _mm256_storeu_ps(y, _mm256_add_ps(_mm256_mul_ps(d, a), m));
-    _mm256_storeu_ps(y + 8, _mm256_add_ps(_mm256_mul_ps(d, b), m));
+    __m256 a = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q)));
+    __m256 b = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8))));
+    _mm256_storeu_ps(y, hurray__first_nan_avx2(a, _mm256_add_ps(a, m)));
+    _mm256_storeu_ps(y + 8, hurray__first_nan_avx2(b, _mm256_add_ps(b, m)));
 }
 
 AVX2 static inline __m128i load16(const uint8_t *p)
@@ -334,12 +334,16 @@ AVX2 static inline __m256 grid_u8(uint64_t entry)
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)entry)));
 }
 
-/* y = (db * grid) * sign, with sign -1 where a bit of `signs` is set. */
+/* y = (db * grid) * -1 where a bit of `signs` is set: the sign flipped
+ * unless the product is a NaN (hurray__ggml_signed, lane by lane). */
 AVX2 static inline void store8_signed(__m256 db, __m256 grid, uint32_t signs, float *y)
 {
-    __m256 sign = _mm256_blendv_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(-1.0f),
-                                   _mm256_castsi256_ps(bit_lanes(signs)));
-    _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_mul_ps(db, grid), sign));
+    __m256i product = _mm256_castps_si256(_mm256_mul_ps(db, grid));
+    __m256i magnitude = _mm256_and_si256(product, _mm256_set1_epi32(0x7FFFFFFF));
+    __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7F800000));
+    __m256i flip = _mm256_andnot_si256(nan, bit_lanes(signs));
+    flip = _mm256_and_si256(flip, _mm256_set1_epi32((int)0x80000000u));
+    _mm256_storeu_ps(y, _mm256_castsi256_ps(_mm256_xor_si256(product, flip)));
 }
 
 AVX2 static void iq2_xxs(const uint8_t *b, uint64_t n, float *y)

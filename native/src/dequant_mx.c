@@ -49,14 +49,9 @@ static void scaled_segments(const float *v, const float *s, const float *g, uint
     uint64_t k = 0;
     for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
         uint64_t stop = end < n ? end : n;
-        if (g != NULL) {
-            for (uint64_t i = start; i < stop; i++) {
-                out[i] = (v[i] * s[k]) * *g;
-            }
-        } else {
-            for (uint64_t i = start; i < stop; i++) {
-                out[i] = v[i] * s[k];
-            }
+        for (uint64_t i = start; i < stop; i++) {
+            float p = hurray__first_nan(v[i], v[i] * s[k]);
+            out[i] = g != NULL ? hurray__first_nan(p, p * *g) : p;
         }
     }
 }

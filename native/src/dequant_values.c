@@ -217,91 +217,93 @@ static inline uint64_t load_bytes(const uint8_t *p, unsigned n, int swap)
 
 /* One reader loop per kind, converting to the output type with `CONVERT`
  * (a C cast for the numeric kinds, exact for the table kinds). */
-#define READ_LOOP(OUT_T, r, offset, stride, n, out)                               \
-    do {                                                                          \
-        const uint8_t *base_ = (r)->base;                                         \
-        int swap_ = (r)->swap;                                                    \
-        int64_t o_ = (offset);                                                    \
-        switch ((r)->kind) {                                                      \
-        case HURRAY__READ_CODE8:                                                  \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(r)->table[base_[o_]];                          \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_PADDED:                                                 \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(r)->table[base_[o_] & (r)->mask];              \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_LSB:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(r)->table[lsb_code((r), o_)];                  \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_SPLIT:                                                  \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(r)->table[split_code((r), o_)];                \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_I16:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(int16_t)load_bytes(base_ + o_ * 2, 2, swap_);  \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_I32:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(int32_t)load_bytes(base_ + o_ * 4, 4, swap_);  \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_I64:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(int64_t)load_bytes(base_ + o_ * 8, 8, swap_);  \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_U16:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(uint16_t)load_bytes(base_ + o_ * 2, 2, swap_); \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_U32:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)(uint32_t)load_bytes(base_ + o_ * 4, 4, swap_); \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_U64:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                (out)[t] = (OUT_T)load_bytes(base_ + o_ * 8, 8, swap_);           \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_F16:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                uint16_t h_ = (uint16_t)load_bytes(base_ + o_ * 2, 2, swap_);     \
-                (out)[t] = (OUT_T)hurray__f16_to_f32(h_);                         \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_BF16:                                                   \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                uint16_t h_ = (uint16_t)load_bytes(base_ + o_ * 2, 2, swap_);     \
-                (out)[t] = (OUT_T)hurray__bf16_to_f32(h_);                        \
-            }                                                                     \
-            break;                                                                \
-        case HURRAY__READ_F32:                                                    \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                uint32_t b_ = (uint32_t)load_bytes(base_ + o_ * 4, 4, swap_);     \
-                float f_;                                                         \
-                memcpy(&f_, &b_, sizeof f_);                                      \
-                (out)[t] = (OUT_T)f_;                                             \
-            }                                                                     \
-            break;                                                                \
-        default: /* HURRAY__READ_F64 */                                           \
-            for (uint64_t t = 0; t < (n); t++, o_ += (stride)) {                  \
-                uint64_t b_ = load_bytes(base_ + o_ * 8, 8, swap_);               \
-                double f_;                                                        \
-                memcpy(&f_, &b_, sizeof f_);                                      \
-                (out)[t] = (OUT_T)f_;                                             \
-            }                                                                     \
-            break;                                                                \
-        }                                                                         \
+#define READ_LOOP(OUT_T, r, offset, stride, n, out)                                        \
+    do {                                                                                   \
+        const uint8_t *base_ = (r)->base;                                                  \
+        int swap_ = (r)->swap;                                                             \
+        /* Stepped unsigned: the step after the last element may pass 63                   \
+         * bits, while every element's own offset fits (the check). */                     \
+        uint64_t u_ = (uint64_t)(offset);                                                  \
+        switch ((r)->kind) {                                                               \
+        case HURRAY__READ_CODE8:                                                           \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(r)->table[base_[(int64_t)u_]];                          \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_PADDED:                                                          \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(r)->table[base_[(int64_t)u_] & (r)->mask];              \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_LSB:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(r)->table[lsb_code((r), (int64_t)u_)];                  \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_SPLIT:                                                           \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(r)->table[split_code((r), (int64_t)u_)];                \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_I16:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(int16_t)load_bytes(base_ + (int64_t)u_ * 2, 2, swap_);  \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_I32:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(int32_t)load_bytes(base_ + (int64_t)u_ * 4, 4, swap_);  \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_I64:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(int64_t)load_bytes(base_ + (int64_t)u_ * 8, 8, swap_);  \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_U16:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(uint16_t)load_bytes(base_ + (int64_t)u_ * 2, 2, swap_); \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_U32:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)(uint32_t)load_bytes(base_ + (int64_t)u_ * 4, 4, swap_); \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_U64:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                (out)[t] = (OUT_T)load_bytes(base_ + (int64_t)u_ * 8, 8, swap_);           \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_F16:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                uint16_t h_ = (uint16_t)load_bytes(base_ + (int64_t)u_ * 2, 2, swap_);     \
+                (out)[t] = (OUT_T)hurray__f16_to_f32(h_);                                  \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_BF16:                                                            \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                uint16_t h_ = (uint16_t)load_bytes(base_ + (int64_t)u_ * 2, 2, swap_);     \
+                (out)[t] = (OUT_T)hurray__bf16_to_f32(h_);                                 \
+            }                                                                              \
+            break;                                                                         \
+        case HURRAY__READ_F32:                                                             \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                uint32_t b_ = (uint32_t)load_bytes(base_ + (int64_t)u_ * 4, 4, swap_);     \
+                float f_;                                                                  \
+                memcpy(&f_, &b_, sizeof f_);                                               \
+                (out)[t] = (OUT_T)f_;                                                      \
+            }                                                                              \
+            break;                                                                         \
+        default: /* HURRAY__READ_F64 */                                                    \
+            for (uint64_t t = 0; t < (n); t++, u_ += (uint64_t)(stride)) {                 \
+                uint64_t b_ = load_bytes(base_ + (int64_t)u_ * 8, 8, swap_);               \
+                double f_;                                                                 \
+                memcpy(&f_, &b_, sizeof f_);                                               \
+                (out)[t] = (OUT_T)f_;                                                      \
+            }                                                                              \
+            break;                                                                         \
+        }                                                                                  \
     } while (0)
 
 void hurray__read_f32(const HurrayReader *r, int64_t offset, int64_t stride, uint64_t n, float *out)
