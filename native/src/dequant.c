@@ -128,6 +128,7 @@ static const HurrayDequantScheme *scheme_of(uint32_t scheme)
     case HURRAY_SCHEME_AFFINE: return &hurray__dequant_affine;
     case HURRAY_SCHEME_MICROSCALING: return &hurray__dequant_mx;
     case HURRAY_SCHEME_GGML: return &hurray__dequant_ggml;
+    case HURRAY_SCHEME_GRAPH: return &hurray__dequant_graph;
     default: return NULL;
     }
 }
@@ -174,9 +175,13 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
     }
     /* One check: the facts the descriptor keeps, or a check of its own
      * that records nothing, then the buffers against them. */
-    HurrayDescriptorFacts facts;
-    HURRAY__TRY(hurray__descriptor_check_facts_quietly(desc, &facts));
-    HURRAY__TRY(hurray__descriptor_check_buffers_with(desc, buffers, &facts));
+    if (desc->scheme == HURRAY_SCHEME_GRAPH) {
+        HURRAY__TRY(hurray__dequant_graph_check(desc, buffers)); /* its own facts */
+    } else {
+        HurrayDescriptorFacts facts;
+        HURRAY__TRY(hurray__descriptor_check_facts_quietly(desc, &facts));
+        HURRAY__TRY(hurray__descriptor_check_buffers_with(desc, buffers, &facts));
+    }
 
     /* Rows: indices of the first axis; a rank-0 tensor is one row of one
      * element. The descriptor check bounds every product here. */
@@ -228,6 +233,7 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
     HurrayDequantJob job;
     memset(&job, 0, sizeof job);
     job.desc = desc;
+    job.buffers = buffers;
     job.simd = hurray__dequant_simd();
     job.elements = rows * row_elements;
     HURRAY__TRY(locate_parts(&job, buffers));
@@ -239,14 +245,17 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
             uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
             scheme->run(&job, first + done, n, dst + done);
         }
-        return HURRAY_OK;
+    } else {
+        float tile[HURRAY__DEQUANT_TILE];
+        uint16_t *dst = out;
+        for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
+            uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
+            scheme->run(&job, first + done, n, tile);
+            store_16(out_dtype, tile, n, dst + done, job.simd);
+        }
     }
-    float tile[HURRAY__DEQUANT_TILE];
-    uint16_t *dst = out;
-    for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
-        uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
-        scheme->run(&job, first + done, n, tile);
-        store_16(out_dtype, tile, n, dst + done, job.simd);
+    if (scheme->finish != NULL) {
+        scheme->finish(&job);
     }
     return HURRAY_OK;
 }

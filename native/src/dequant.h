@@ -97,6 +97,8 @@ typedef void (*HurrayRunFn)(const HurrayDequantJob *job, const HurrayRun *run, f
 
 struct HurrayDequantJob {
     const HurrayDescriptor *desc;
+    const HurrayBufferList *buffers; /* checked against desc */
+    void *scheme_state;              /* a scheme's own (graph: its plan), freed by finish */
     /* per role - 1: the address of the part's byte offset, NULL if absent */
     const uint8_t *part[HURRAY_MAX_PARTS];
     uint64_t elements;
@@ -129,12 +131,22 @@ struct HurrayDequantJob {
 typedef struct HurrayDequantScheme {
     HurrayStatus (*prepare)(HurrayDequantJob *job);
     void (*run)(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out);
+    /* NULL, or called once after the last run when prepare succeeded. */
+    void (*finish)(HurrayDequantJob *job);
 } HurrayDequantScheme;
 
 extern const HurrayDequantScheme hurray__dequant_plain;
 extern const HurrayDequantScheme hurray__dequant_affine;
 extern const HurrayDequantScheme hurray__dequant_mx;
 extern const HurrayDequantScheme hurray__dequant_ggml;
+extern const HurrayDequantScheme hurray__dequant_graph;
+
+/* The check of a version-2 descriptor against its buffers, recording
+ * nothing in it (dequant_graph.c). */
+HurrayStatus hurray__dequant_graph_check(const HurrayDescriptor *desc,
+                                         const HurrayBufferList *list);
+/* The scalar decoder of one block of a GGML type, or NULL (dequant_ggml.c). */
+HurrayGgmlBlockFn hurray__ggml_block_decoder(uint32_t ggml_type);
 
 /* ---- shared by the schemes (dequant_values.c, dequant_walk.c) ---------- */
 

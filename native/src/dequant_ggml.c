@@ -473,6 +473,11 @@ static HurrayGgmlBlockFn block_decoder(uint32_t ggml_type)
     }
 }
 
+HurrayGgmlBlockFn hurray__ggml_block_decoder(uint32_t ggml_type)
+{
+    return block_decoder(ggml_type); /* the graph scheme's GGML nodes */
+}
+
 static HurrayStatus ggml_prepare(HurrayDequantJob *job)
 {
     uint32_t type = job->desc->ggml_type;
