@@ -254,8 +254,8 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
             store_16(out_dtype, tile, n, dst + done, job.simd);
         }
     }
-    if (scheme->finish != NULL) {
-        scheme->finish(&job);
+    if (job.finish != NULL) {
+        job.finish(&job);
     }
     return HURRAY_OK;
 }

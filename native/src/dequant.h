@@ -98,7 +98,10 @@ typedef void (*HurrayRunFn)(const HurrayDequantJob *job, const HurrayRun *run, f
 struct HurrayDequantJob {
     const HurrayDescriptor *desc;
     const HurrayBufferList *buffers; /* checked against desc */
-    void *scheme_state;              /* a scheme's own (graph: its plan), freed by finish */
+    /* A prepare that keeps memory of its own (the graph scheme: its plan)
+     * sets both; dequant.c calls finish once after the last run. */
+    void *scheme_state;
+    void (*finish)(HurrayDequantJob *job);
     /* per role - 1: the address of the part's byte offset, NULL if absent */
     const uint8_t *part[HURRAY_MAX_PARTS];
     uint64_t elements;
@@ -131,8 +134,6 @@ struct HurrayDequantJob {
 typedef struct HurrayDequantScheme {
     HurrayStatus (*prepare)(HurrayDequantJob *job);
     void (*run)(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out);
-    /* NULL, or called once after the last run when prepare succeeded. */
-    void (*finish)(HurrayDequantJob *job);
 } HurrayDequantScheme;
 
 extern const HurrayDequantScheme hurray__dequant_plain;

@@ -40,11 +40,18 @@ HurrayStatus hurray__dequant_graph_check(const HurrayDescriptor *desc, const Hur
     return status;
 }
 
+static void graph_finish(HurrayDequantJob *job)
+{
+    hurray__graph_plan_free(job->scheme_state);
+    job->scheme_state = NULL;
+}
+
 static HurrayStatus graph_prepare(HurrayDequantJob *job)
 {
     HurrayGraphPlan *plan = NULL;
     HURRAY__TRY(hurray__graph_plan_new(job->desc, job->buffers, job->simd, &plan));
     job->scheme_state = plan;
+    job->finish = graph_finish;
     return HURRAY_OK;
 }
 
@@ -55,10 +62,4 @@ static void graph_run(const HurrayDequantJob *job, uint64_t first, uint64_t coun
     hurray__graph_range(plan, 0, HURRAY__G_F32, first, count, out, plan->arena);
 }
 
-static void graph_finish(HurrayDequantJob *job)
-{
-    hurray__graph_plan_free(job->scheme_state);
-    job->scheme_state = NULL;
-}
-
-const HurrayDequantScheme hurray__dequant_graph = {graph_prepare, graph_run, graph_finish};
+const HurrayDequantScheme hurray__dequant_graph = {graph_prepare, graph_run};

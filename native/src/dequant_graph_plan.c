@@ -244,8 +244,11 @@ HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBu
             }
         }
     }
+    /* Each piece a multiple of 64 bytes: the arena's arrays, the tables
+     * and the pool of strides stay aligned. */
     size_t head = (sizeof(HurrayGraphPlan) + 63) & ~(size_t)63;
-    size_t size = head + scratch[0] + tables + 8 * words;
+    size_t arena = (scratch[0] + 63) & ~(size_t)63;
+    size_t size = head + arena + tables + 8 * words;
     uint8_t *block = malloc(size);
     if (block == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY,
@@ -257,7 +260,7 @@ HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBu
     plan->graph = graph;
     plan->simd = simd;
     plan->arena = block + head;
-    uint8_t *at = plan->arena + scratch[0];
+    uint8_t *at = plan->arena + arena;
     uint64_t *pool = (uint64_t *)(void *)(at + tables);
     for (uint32_t i = 0; i < graph->node_count; i++) {
         const HurrayNode *node = &graph->nodes[i];
