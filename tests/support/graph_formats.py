@@ -358,7 +358,7 @@ def hqq(w_q: np.ndarray, scale: np.ndarray, zero: np.ndarray, bits: int, shape: 
 
 
 def quanto(data: np.ndarray, scale: np.ndarray, shift: np.ndarray, bits: int, shape: tuple[int, int],
-           float_shift: bool, dtype: str) -> tuple[Graph, list[bytes]]:
+           float_shift: bool, dtype: str, shift_dtype: str | None = None) -> tuple[Graph, list[bytes]]:
     """optimum-quanto qbits along axis 0 (groups of rows): _data uint8
     [R/(8/b), C] (row r + k*R/(8/b) in bits k*b, the low bits first),
     scale and shift [R, 1]; scale*(q - shift), or scale*q - shift."""
@@ -372,7 +372,7 @@ def quanto(data: np.ndarray, scale: np.ndarray, shift: np.ndarray, bits: int, sh
                              Stored(dtype, (R, 1), 1), Stored(dtype, (R, 1), 2)]
     else:
         nodes = [Step("sub_mul", dtype, (R, C), 1, 2, 3, blocks=(1, C)), x,
-                 Stored(dtype, (R, 1), 1), Stored(str(shift.dtype), (R, 1), 2)]
+                 Stored(dtype, (R, 1), 1), Stored(shift_dtype or str(shift.dtype), (R, 1), 2)]
     return Graph(shape, nodes, dtype, name=f"quanto{bits}"), [_b(data), _b(scale), _b(shift)]
 
 

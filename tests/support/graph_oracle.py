@@ -303,9 +303,10 @@ def to_16(values: np.ndarray, out_dtype: str) -> np.ndarray:
     return rounded.astype(np_dtype).view(np.uint16)
 
 
-def mismatches(got: np.ndarray, want: np.ndarray, out_dtype: str = "float32") -> np.ndarray:
+def mismatches(got: np.ndarray, want: np.ndarray, out_dtype: str = "float32", nan_sign: bool = True) -> np.ndarray:
     """Indices where two outputs (float32 values, or the bits of float16 or
-    bfloat16) differ: different bits, unless both are NaNs of one sign."""
+    bfloat16) differ: different bits, unless both are NaNs (of one sign,
+    when nan_sign)."""
     got, want = np.ascontiguousarray(got).ravel(), np.ascontiguousarray(want).ravel()
     if out_dtype == "float32":
         gb, wb = got.view(np.uint32), want.view(np.uint32)
@@ -315,5 +316,5 @@ def mismatches(got: np.ndarray, want: np.ndarray, out_dtype: str = "float32") ->
         infinity = 0x7C00 if out_dtype == "float16" else 0x7F80
         magnitude, sign = 0x7FFF, 0x8000
     gnan, wnan = (gb & magnitude) > infinity, (wb & magnitude) > infinity
-    same = (gb == wb) | (gnan & wnan & ((gb & sign) == (wb & sign)))
+    same = (gb == wb) | (gnan & wnan & (((gb & sign) == (wb & sign)) | (not nan_sign)))
     return np.flatnonzero(~same)
