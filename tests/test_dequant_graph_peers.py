@@ -30,6 +30,7 @@ from support.graph_formats import (
     ct_nvfp4,
     ct_packed,
     gptq,
+    gptq_planar,
     hqq,
     llm_int8,
     mlx_affine,
@@ -43,7 +44,7 @@ from support.graph_formats import (
     torchao_nvfp4,
 )
 from support.graph_oracle import mismatches
-from support.graph_spec import Built, Constant, Graph, Stored, Step, constant_bits
+from support.graph_spec import Built, Constant, Ggml, Graph, Stored, Step, constant_bits
 
 warnings.filterwarnings("ignore")
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
@@ -514,7 +515,7 @@ def test_torch_per_channel(axis, qdtype):
     prove(graph, buffers, q.dequantize())
 
 
-@pytest.mark.parametrize("qdtype", ["quint8", "quint4x2"])
+@pytest.mark.parametrize("qdtype", ["quint8", "quint4x2", "quint2x4"])
 @pytest.mark.parametrize("axis", [0, 1])
 def test_torch_float_qparams(qdtype, axis):
     torch = need("torch")
@@ -525,7 +526,7 @@ def test_torch_float_qparams(qdtype, axis):
     zps = torch.rand(n) * 2
     q = torch.quantize_per_channel(x, scales, zps, axis, getattr(torch, qdtype))
     grid = tuple(s if k == axis else 1 for k, s in enumerate(x.shape))
-    bits = 4 if qdtype == "quint4x2" else 8
+    bits = {"quint4x2": 4, "quint2x4": 2}.get(qdtype, 8)
     nbytes = -(-x.numel() * bits // 8)
     if bits == 8:
         graph = Graph(x.shape, [Step("sub_mul", "float32", x.shape, 1, 2, 3,
@@ -534,7 +535,7 @@ def test_torch_float_qparams(qdtype, axis):
                       name="torch_float_qparams")
         buffers = [storage_bytes(q, nbytes), scales.numpy().tobytes(), zps.numpy().tobytes()]
     else:
-        graph, buffers = torch_sub_byte(np.frombuffer(storage_bytes(q, nbytes), np.uint8), tuple(x.shape), 4,
+        graph, buffers = torch_sub_byte(np.frombuffer(storage_bytes(q, nbytes), np.uint8), tuple(x.shape), bits,
                                         q.q_per_channel_scales().float().numpy().reshape(grid),
                                         q.q_per_channel_zero_points().float().numpy().reshape(grid), axis)
     prove(graph, buffers, q.dequantize())
@@ -785,3 +786,48 @@ def test_awq_gemm(group_size):
                          np_of(q.scales).view(np.float16), O, I, group_size)
     assert AWQ_ORDER == (0, 4, 1, 5, 2, 6, 3, 7)
     prove(graph, buffers, ref)
+
+
+@pytest.mark.parametrize("bits", [3, 5, 6, 7])
+def test_gptq_planar(bits):
+    # GPTQModel's gptq_p: a code split into word-aligned bit planes, one
+    # bits node over a stored node per plane.
+    torch = need("torch")
+    need("gptqmodel")
+    from gptqmodel.nn_modules.qlinear.torch import TorchLinear
+
+    torch.manual_seed(bits)
+    I, O, gs = 128, 64, 32
+    G = I // gs
+    lin = torch.nn.Linear(I, O, bias=False).to(torch.float16)
+    scales = (torch.rand(O, G) * 0.02 + 0.005).to(torch.float16)
+    zeros = torch.randint(0, (1 << bits), (O, G)).float()
+    g_idx = (torch.arange(I) // gs).to(torch.int32)
+    layer = TorchLinear(bits=bits, group_size=gs, sym=False, desc_act=False, in_features=I, out_features=O,
+                        bias=False, pack_dtype=torch.int32)
+    layer.planar = True
+    layer.pack_block(lin, scales, zeros, g_idx)
+    layer.post_init()
+    assert layer.planar
+    ref = layer.dequantize_weight().T
+    graph, buffers = gptq_planar(np_of(layer.qweight).view(np.uint32), np_of(layer.scales).view(np.float16),
+                                 np_of(layer.qzeros).view(np.uint32), bits, O, I, gs)
+    prove(graph, buffers, ref)
+
+
+@pytest.mark.parametrize("qtype", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "TQ1_0", "TQ2_0", "MXFP4"])
+def test_gguf_node_in_a_graph(qtype):
+    # A GGML node is version 1's GGML scheme inside a graph: gguf-py's own
+    # quantizer and dequantizer, through node 0 and under a step.
+    gguf = need("gguf")
+    from gguf import GGMLQuantizationType as QT
+
+    x = np.random.default_rng(0).standard_normal((4, 256)).astype(np.float32)
+    q = gguf.quants.quantize(x, QT[qtype])
+    ref = gguf.quants.dequantize(q, QT[qtype])
+    graph = Graph((4, 256), [Ggml(qtype.lower(), (4, 256), 0)], name=f"gguf_{qtype}")
+    prove(graph, [q.tobytes()], ref)
+    # under a float32 step multiplying by one: the same values
+    graph = Graph((4, 256), [Step("mul", "float32", (4, 256), 1, 2), Ggml(qtype.lower(), (4, 256), 0),
+                             Constant("float32", constant_bits("float32", 1.0))], name=f"gguf_{qtype}_step")
+    prove(graph, [q.tobytes()], ref)

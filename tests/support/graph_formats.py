@@ -50,26 +50,43 @@ def gptq(qweight: np.ndarray, scales: np.ndarray, qzeros: np.ndarray, g_idx: np.
     return Graph((O, I), nodes, "float16", name=f"gptq{bits}"), buffers
 
 
-def gptq_p5(qweight: np.ndarray, scales: np.ndarray, qzeros: np.ndarray, O: int, I: int,
-            group_size: int) -> tuple[Graph, list[bytes]]:
-    """GPTQModel gptq_p 5-bit: per 32 inputs, 4 words of the low 4-bit plane
-    then 1 word of the high bit (qweight int32 [I*5/32, O]); zeros v2."""
+# GPTQModel's planes (width, shift) of a planar b-bit code, low to high.
+GPTQ_PLANES = {3: ((2, 0), (1, 2)), 5: ((4, 0), (1, 4)), 6: ((4, 0), (2, 4)), 7: ((4, 0), (2, 4), (1, 6))}
+
+
+def gptq_planar(qweight: np.ndarray, scales: np.ndarray, qzeros: np.ndarray, bits: int, O: int, I: int,
+                group_size: int) -> tuple[Graph, list[bytes]]:
+    """GPTQModel gptq_p: per 32 codes, `bits` words, the low plane's words
+    first (word j of a plane of width w holds codes [32j/w, 32(j+1)/w) at
+    shifts w*k), each code the sum of its planes; qweight [I*b/32, O] down
+    the input axis, qzeros [G, O*b/32] along the output axis (v2)."""
     G = scales.shape[0]
-    lo = Stored("uint4", (O, I), 0, container_bits=32, packed_axis=1, packing="slots", chunk_containers=4,
-                chunk_stride=5, order=tuple(range(8)), strides=(1, O))
-    hi = Stored("uint1", (O, I), 0, offset=4 * O * 4, container_bits=32, packed_axis=1, packing="slots",
-                chunk_containers=1, chunk_stride=5, order=tuple(range(32)), strides=(1, O))
-    zlo = Stored("uint4", (O, G), 1, container_bits=32, packed_axis=0, packing="slots", chunk_containers=4,
-                 chunk_stride=5, order=tuple(range(8)), strides=(1, qzeros.shape[1]))
-    zhi = Stored("uint1", (O, G), 1, offset=4 * 4, container_bits=32, packed_axis=0, packing="slots",
-                 chunk_containers=1, chunk_stride=5, order=tuple(range(32)), strides=(1, qzeros.shape[1]))
-    nodes: list[Node] = [
-        Step("sub_mul", "float16", (O, I), 1, 4, 5, blocks=(1, group_size)),
-        Bits((O, I), (2, 3), (0, 4)), lo, hi,
-        Stored("float16", (O, G), 2, strides=(1, O)),
-        Bits((O, G), (6, 7), (0, 4)), zlo, zhi,
-    ]
-    return Graph((O, I), nodes, "float16", name="gptq_p5"), [_b(qweight), _b(qzeros), _b(scales)]
+    zw = qzeros.shape[1]
+    planes = GPTQ_PLANES[bits]
+    nodes: list[Node] = [Step("sub_mul", "float16", (O, I), 1, 2 + len(planes), 3 + len(planes),
+                              blocks=(1, group_size))]
+    x_inputs, z_inputs = [], []
+    nodes.append(Bits((O, I), (), ()))
+    rows = 0
+    for width, _ in planes:
+        x_inputs.append(len(nodes))
+        nodes.append(Stored(f"uint{width}", (O, I), 0, offset=rows * O * 4, container_bits=32, packed_axis=1,
+                            packing="slots", chunk_containers=width, chunk_stride=bits,
+                            order=tuple(range(32 // width)), strides=(1, O)))
+        rows += width
+    nodes.append(Stored("float16", (O, G), 2, strides=(1, O)))
+    nodes.append(Bits((O, G), (), ()))
+    rows = 0
+    for width, _ in planes:
+        z_inputs.append(len(nodes))
+        nodes.append(Stored(f"uint{width}", (O, G), 1, offset=rows * 4, container_bits=32, packed_axis=0,
+                            packing="slots", chunk_containers=width, chunk_stride=bits,
+                            order=tuple(range(32 // width)), strides=(1, zw)))
+        rows += width
+    shifts = tuple(shift for _, shift in planes)
+    nodes[1] = Bits((O, I), tuple(x_inputs), shifts)
+    nodes[3 + len(planes)] = Bits((O, G), tuple(z_inputs), shifts)
+    return Graph((O, I), nodes, "float16", name=f"gptq_p{bits}"), [_b(qweight), _b(qzeros), _b(scales)]
 
 
 AWQ_ORDER = (0, 4, 1, 5, 2, 6, 3, 7)
@@ -408,7 +425,8 @@ def format_cases() -> list:
         g_idx = rng.permutation(np.arange(I) // gs)
         out.append(gptq(qw, f16(G, O), qz, g_idx, bits, O, I, gs))
         out.append(gptq(qw, u8(G, O * 2).view(np.float16), qz, None, bits, O, I, gs, v1=False))
-    out.append(gptq_p5(u32(I * 5 // 32, O), f16(G, O), u32(G, O * 5 // 32), O, I, gs))
+    for bits in (3, 5, 6, 7):
+        out.append(gptq_planar(u32(I * bits // 32, O), f16(G, O), u32(G, O * bits // 32), bits, O, I, gs))
     out.append(awq(u32(I, O // 8), u32(G, O // 8), f16(G, O), O, I, gs))
     for bits in (3, 4, 5, 8):
         for dense in (True, False):
