@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "dequant.h"
+#include "dequant_graph_gen.h" /* the graph case: a generator, a reference */
 #include "hurray.h"
 
 #define REQUIRE(cond)  \
@@ -75,7 +76,8 @@ static uint8_t *call(int path, const HurrayDescriptor *desc, const HurrayBufferL
     REQUIRE(out != NULL);
     memset(out, 0x5A, out_len);
     hurray__dequant_force_path(path);
-    *status = hurray_dequantize_rows(desc, list, (HurrayDtype)out_dtype, first, count, out, out_len);
+    *status = hurray_dequantize_rows(desc, list, (HurrayDtype)out_dtype, first, count, out,
+                                     out_len);
     hurray__dequant_force_path(-1);
     if (*status != HURRAY_OK) {
         REQUIRE(hurray_last_error_message()[0] != '\0');
@@ -93,6 +95,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* self-test finding */
     }
 #endif
+    if (size > 0 && data[0] == 'G') {
+        return graph_case(data + 1, size - 1); /* version 2: dequant_graph_gen.h */
+    }
     struct input in = {data, size, 0};
     uint64_t kind = take(&in, 1, 0);
     uint32_t out_dtype = kind == 0   ? HURRAY_DTYPE_FLOAT32

@@ -49,13 +49,14 @@ static void graph_finish(HurrayDequantJob *job)
 static HurrayStatus graph_prepare(HurrayDequantJob *job)
 {
     HurrayGraphPlan *plan = NULL;
-    HURRAY__TRY(hurray__graph_plan_new(job->desc, job->buffers, job->simd, &plan));
+    HURRAY__TRY(hurray__graph_plan_new(job->desc, job->buffers, job->simd, job->elements, &plan));
     job->scheme_state = plan;
     job->finish = graph_finish;
     return HURRAY_OK;
 }
 
-/* Tiles hold at most HURRAY__DEQUANT_TILE = HURRAY__G_REQ elements. */
+/* Tiles hold at most HURRAY__DEQUANT_TILE = HURRAY__G_REQ elements, and
+ * at most the tensor's (plan->req). */
 static void graph_run(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out)
 {
     const HurrayGraphPlan *plan = job->scheme_state;

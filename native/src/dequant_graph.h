@@ -22,7 +22,7 @@
  * shape), which the common layouts serve run by run along the last axis;
  * and a list of points, which every node serves one element at a time (the
  * general evaluator for rare shapes). A request asks for at most
- * HURRAY__G_REQ values. Every evaluation takes its scratch from an arena
+ * plan->req values. Every evaluation takes its scratch from an arena
  * the plan sized for the deepest chain of requests below the node, and
  * writes nothing else: tiles of one call may run in any order, and calls
  * on other threads have plans of their own.
@@ -39,7 +39,9 @@
 #include "dequant_graph_round.h"
 #include "descriptor_graph.h"
 
-/* The most values one request asks for: a tile. */
+/* The most values one request asks for: a tile. A plan asks for at most
+ * plan->req (the tile, or the tensor's elements when fewer, and at least
+ * a code table's 256), and sizes its arena for that. */
 #define HURRAY__G_REQ HURRAY__DEQUANT_TILE
 
 /* How the codes of a stored node become values. */
@@ -53,6 +55,20 @@ enum {
     HURRAY__G_VALUE_BOOK /* a codebook indexed by codes wider than 8 bits */
 };
 
+/* The codes of every slot of a run of containers, kept between runs: a
+ * words node packed along another axis than the last (AWQ's qweight,
+ * packed along the output axis) has `per` consecutive rows in each
+ * container, so the run of one row decodes the next per - 1 rows' too.
+ * Mutable scratch of one call, like the arena. */
+typedef struct HurrayGraphRowCache {
+    int valid;
+    int64_t rest;       /* the key: the run's containers, */
+    uint64_t j;         /* the container along the packed axis, */
+    uint64_t len;       /* the run's length */
+    const float *table; /* and the values' table */
+    float values[];     /* per rows of len values, slot by slot */
+} HurrayGraphRowCache;
+
 typedef struct HurrayGraphNodePlan {
     const HurrayNode *node;
     uint64_t count;          /* elements */
@@ -61,15 +77,19 @@ typedef struct HurrayGraphNodePlan {
     size_t scratch;          /* arena bytes an evaluation of this node may use */
     uint8_t demand;          /* bit t: some consumer asks for type t */
     /* STORED */
-    const uint8_t *data;                /* the buffer's first byte (descriptor_graph_codes.h) */
-    const uint8_t *base;                /* data + byte_offset */
-    uint32_t bits;                      /* b */
-    uint32_t unit;                      /* bytes of a container (WORDS) or element (>= 8 bits) */
-    uint8_t value;                      /* HURRAY__G_VALUE_* */
-    uint8_t is_signed;                  /* a signed integer dtype */
-    uint8_t swap;                       /* big-endian units */
-    uint64_t code_mask;                 /* the low b bits */
+    const uint8_t *data; /* the buffer's first byte (descriptor_graph_codes.h) */
+    const uint8_t *base; /* data + byte_offset */
+    uint32_t bits;       /* b */
+    uint32_t unit;       /* bytes of a container (WORDS) or element (>= 8 bits) */
+    uint8_t value;       /* HURRAY__G_VALUE_* */
+    uint8_t is_signed;   /* a signed integer dtype */
+    uint8_t swap;        /* big-endian units */
+    uint8_t fp8;         /* 1: e4m3fn, 2: e5m2 without a codebook (decoded by arithmetic) */
+    uint64_t code_mask;  /* the low b bits */
     const void *table[HURRAY__G_TYPES]; /* 256 values of each type asked for, or NULL */
+    HurrayGraphRowCache *cache;         /* words packed along another axis, or NULL */
+    uint32_t cache_per;         /* consecutive elements along the packed axis per container */
+    const uint8_t *cache_order; /* their slots' order */
     /* STEP */
     uint8_t arith;                /* HURRAY__G_*: the step's arithmetic */
     const uint64_t *grid_strides; /* rank entries: row-major strides of the grid */
@@ -81,6 +101,7 @@ typedef struct HurrayGraphNodePlan {
 typedef struct HurrayGraphPlan {
     const HurrayGraph *graph;
     int simd;       /* the AVX2 kernels may be used */
+    uint64_t req;   /* the most values a request asks for, <= HURRAY__G_REQ */
     uint8_t *arena; /* scratch, nodes[0].scratch bytes */
     HurrayGraphNodePlan nodes[HURRAY_MAX_NODES];
 } HurrayGraphPlan;
@@ -88,29 +109,29 @@ typedef struct HurrayGraphPlan {
 /* ---- the plan (dequant_graph_plan.c) ------------------------------------ */
 
 /* The plan of a checked graph whose buffers check_buffers has proven, over
- * the list's buffers; NO_MEMORY when it cannot be allocated. Freed with
- * hurray__graph_plan_free. */
+ * the list's buffers, for a call on a tensor of `elements` elements;
+ * NO_MEMORY when it cannot be allocated. Freed with hurray__graph_plan_free. */
 HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBufferList *list,
-                                    int simd, HurrayGraphPlan **out);
+                                    int simd, uint64_t elements, HurrayGraphPlan **out);
 void hurray__graph_plan_free(HurrayGraphPlan *plan);
 
 /* ---- evaluation (dequant_graph_eval.c) ---------------------------------- */
 
 /* The values of node i, as type t, at flat indices [first, first + n),
- * n <= HURRAY__G_REQ, into out (n floats, or doubles for float64). */
+ * n <= plan->req, into out (n floats, or doubles for float64). */
 void hurray__graph_range(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, uint64_t first,
                          uint64_t n, void *out, uint8_t *scratch);
 /* The same at n flat indices in any order (repeats allowed). */
 void hurray__graph_points(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, const uint64_t *flat,
                           uint64_t n, void *out, uint8_t *scratch);
 /* Bytes of scratch an evaluation of a node of this kind needs for itself,
- * below what the nodes it asks need. */
-size_t hurray__graph_own_scratch(const HurrayNode *node);
+ * below what the nodes it asks need (plan->req set). */
+size_t hurray__graph_own_scratch(const HurrayGraphPlan *plan, const HurrayNode *node);
 
 /* ---- stored nodes (dequant_graph_read.c) -------------------------------- */
 
 /* The codes (b bits, zero-extended) of stored node i at flat indices
- * [first, first + n), n <= HURRAY__G_REQ. */
+ * [first, first + n), n <= plan->req. */
 void hurray__graph_codes_range(const HurrayGraphPlan *plan, uint32_t i, uint64_t first, uint64_t n,
                                uint64_t *codes);
 /* The value of stored node i, as type t, at flat indices [first,
@@ -118,7 +139,7 @@ void hurray__graph_codes_range(const HurrayGraphPlan *plan, uint32_t i, uint64_t
  * values. */
 void hurray__graph_stored_range(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, uint64_t first,
                                 uint64_t n, void *out, uint8_t *scratch);
-/* Codes of stored node i to values of type t (n <= HURRAY__G_REQ). */
+/* Codes of stored node i to values of type t (n <= plan->req). */
 void hurray__graph_codes_to_values(const HurrayGraphPlan *plan, uint32_t i, uint32_t t,
                                    const uint64_t *codes, uint64_t n, void *out, uint8_t *scratch);
 /* A code of an integer stored node as its integer (sign-extended, plus the
@@ -151,6 +172,14 @@ void hurray__graph_apply_avx2(uint32_t form, uint32_t t, float *xy, uint64_t n,
                               const uint32_t *start, uint64_t segments, const float *s,
                               const float *o);
 void hurray__graph_round_avx2(uint32_t t, float *v, uint64_t n);
+/* A row cache's fill (dequant_graph_read.c cached_run): n containers of
+ * 32 bits `stride` bytes apart, each holding per codes of b <= 4 bits at
+ * bits b * order[k]; code k of container u to values[k * len + u]. */
+void hurray__graph_fill_rows_avx2(const uint8_t *first, int64_t stride, uint32_t b, uint32_t per,
+                                  const uint8_t *order, const float *table, uint64_t n,
+                                  uint64_t len, float *values);
+/* float8_e4m3fn (e5m2 0) or float8_e5m2 (1) bytes to their float32 values. */
+void hurray__graph_fp8_avx2(const uint8_t *bytes, int e5m2, uint64_t n, float *out);
 /* Codes of 4 bits in bytes, two per byte, the first in the high nibble. */
 void hurray__graph_nibbles_high_first_avx2(const uint8_t *bytes, const float *table, uint64_t pairs,
                                            float *out);

@@ -69,32 +69,6 @@ HURRAY__AVX2_F16C void hurray__graph_round_avx2(uint32_t t, float *v, uint64_t n
 
 /* ---- the step's arithmetic ------------------------------------------------------ */
 
-/* Eight lanes of one form; *nan set when a float16 rounding met a NaN (the
- * caller then does the lanes with the scalar code). */
-HURRAY__AVX2_F16C static inline __m256 form8(uint32_t form, uint32_t t, __m256 x, __m256 s,
-                                             __m256 o, int *nan)
-{
-#define ROUND8(v)                          \
-    (t == HURRAY__G_F32    ? (v)           \
-     : t == HURRAY__G_BF16 ? round_bf16(v) \
-                           : (*nan |= any_nan(v), round_f16(v)))
-    __m256 m;
-    switch (form) {
-    case HURRAY_FORM_MUL: return ROUND8(hurray__first_nan_avx2(x, _mm256_mul_ps(x, s)));
-    case HURRAY_FORM_DIV: return ROUND8(_mm256_div_ps(x, s));
-    case HURRAY_FORM_SUB_MUL:
-        m = ROUND8(_mm256_sub_ps(x, o));
-        return ROUND8(hurray__first_nan_avx2(m, _mm256_mul_ps(m, s)));
-    case HURRAY_FORM_MUL_ADD:
-        m = ROUND8(hurray__first_nan_avx2(x, _mm256_mul_ps(x, s)));
-        return ROUND8(hurray__first_nan_avx2(m, _mm256_add_ps(m, o)));
-    default: /* HURRAY_FORM_MUL_SUB */
-        m = ROUND8(hurray__first_nan_avx2(x, _mm256_mul_ps(x, s)));
-        return ROUND8(_mm256_sub_ps(m, o));
-    }
-#undef ROUND8
-}
-
 /* The scalar form of one element (dequant_graph_kernels.c's order). */
 static inline float form1(uint32_t form, uint32_t t, float x, float s, float o)
 {
@@ -114,49 +88,96 @@ static inline float form1(uint32_t form, uint32_t t, float x, float s, float o)
     }
 }
 
+/* The roundings of the three float-held types, eight lanes. A float16
+ * chain with a NaN anywhere ends in a NaN (every operation and rounding
+ * keeps one), so its result alone is checked: those lanes are redone by
+ * form1, whose NaN bits F16C does not always give. */
+#define R_F32(v) (v)
+#define R_BF16(v) round_bf16(v)
+#define R_F16(v) round_f16(v)
+#define NO_CHECK(y) 0
+#define F16_CHECK(y) any_nan(y)
+
+/* The forms, eight lanes (x, s, o the lanes; R the rounding). */
+#define F_MUL(R, x, s, o) ((void)(o), R(hurray__first_nan_avx2(x, _mm256_mul_ps(x, s))))
+#define F_DIV(R, x, s, o) ((void)(o), R(_mm256_div_ps(x, s)))
+#define F_SUB_MUL(R, x, s, o) \
+    (m_ = R(_mm256_sub_ps(x, o)), R(hurray__first_nan_avx2(m_, _mm256_mul_ps(m_, s))))
+#define F_MUL_ADD(R, x, s, o)                                \
+    (m_ = R(hurray__first_nan_avx2(x, _mm256_mul_ps(x, s))), \
+     R(hurray__first_nan_avx2(m_, _mm256_add_ps(m_, o))))
+#define F_MUL_SUB(R, x, s, o) \
+    (m_ = R(hurray__first_nan_avx2(x, _mm256_mul_ps(x, s))), R(_mm256_sub_ps(m_, o)))
+
+/* Every segment of one form in one type: broadcast parameters, or (one
+ * cell per element) parameter arrays. Eight lanes a time, the tails and
+ * the float16 lanes with a NaN by form1. */
+#define APPLY_LOOPS(FORM, R, CHECK, form, t)                                          \
+    do {                                                                              \
+        __m256 m_;                                                                    \
+        (void)m_;                                                                     \
+        if (segments == n) {                                                          \
+            uint64_t i = 0;                                                           \
+            for (; i + 8 <= n; i += 8) {                                              \
+                __m256 x = _mm256_loadu_ps(xy + i), sv = _mm256_loadu_ps(s + i);      \
+                __m256 ov = o != NULL ? _mm256_loadu_ps(o + i) : zero;                \
+                __m256 y = FORM(R, x, sv, ov);                                        \
+                int nan_ = CHECK(y);                                                  \
+                if (nan_) {                                                           \
+                    for (uint64_t j = i; j < i + 8; j++) {                            \
+                        xy[j] = form1(form, t, xy[j], s[j], o != NULL ? o[j] : 0.0f); \
+                    }                                                                 \
+                } else {                                                              \
+                    _mm256_storeu_ps(xy + i, y);                                      \
+                }                                                                     \
+            }                                                                         \
+            for (; i < n; i++) {                                                      \
+                xy[i] = form1(form, t, xy[i], s[i], o != NULL ? o[i] : 0.0f);         \
+            }                                                                         \
+            break;                                                                    \
+        }                                                                             \
+        for (uint64_t k = 0; k < segments; k++) {                                     \
+            float sk = s[k], ok = o != NULL ? o[k] : 0.0f;                            \
+            __m256 sv = _mm256_set1_ps(sk), ov = _mm256_set1_ps(ok);                  \
+            uint64_t i = start[k], end = start[k + 1];                                \
+            for (; i + 8 <= end; i += 8) {                                            \
+                __m256 x = _mm256_loadu_ps(xy + i);                                   \
+                __m256 y = FORM(R, x, sv, ov);                                        \
+                int nan_ = CHECK(y);                                                  \
+                if (nan_) {                                                           \
+                    for (uint64_t j = i; j < i + 8; j++) {                            \
+                        xy[j] = form1(form, t, xy[j], sk, ok);                        \
+                    }                                                                 \
+                } else {                                                              \
+                    _mm256_storeu_ps(xy + i, y);                                      \
+                }                                                                     \
+            }                                                                         \
+            for (; i < end; i++) {                                                    \
+                xy[i] = form1(form, t, xy[i], sk, ok);                                \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
+
+#define APPLY_FORMS(R, CHECK, form, t)                                              \
+    do {                                                                            \
+        switch (form) {                                                             \
+        case HURRAY_FORM_MUL: APPLY_LOOPS(F_MUL, R, CHECK, form, t); break;         \
+        case HURRAY_FORM_DIV: APPLY_LOOPS(F_DIV, R, CHECK, form, t); break;         \
+        case HURRAY_FORM_SUB_MUL: APPLY_LOOPS(F_SUB_MUL, R, CHECK, form, t); break; \
+        case HURRAY_FORM_MUL_ADD: APPLY_LOOPS(F_MUL_ADD, R, CHECK, form, t); break; \
+        default: APPLY_LOOPS(F_MUL_SUB, R, CHECK, form, t); break;                  \
+        }                                                                           \
+    } while (0)
+
 HURRAY__AVX2_F16C void hurray__graph_apply_avx2(uint32_t form, uint32_t t, float *xy, uint64_t n,
                                                 const uint32_t *start, uint64_t segments,
                                                 const float *s, const float *o)
 {
     const __m256 zero = _mm256_setzero_ps();
-    if (segments == n) {
-        /* One cell per element: the parameters are arrays. */
-        uint64_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            int nan = 0;
-            __m256 ov = o != NULL ? _mm256_loadu_ps(o + i) : zero;
-            __m256 y = form8(form, t, _mm256_loadu_ps(xy + i), _mm256_loadu_ps(s + i), ov, &nan);
-            if (nan) {
-                for (uint64_t j = i; j < i + 8; j++) {
-                    xy[j] = form1(form, t, xy[j], s[j], o != NULL ? o[j] : 0.0f);
-                }
-            } else {
-                _mm256_storeu_ps(xy + i, y);
-            }
-        }
-        for (; i < n; i++) {
-            xy[i] = form1(form, t, xy[i], s[i], o != NULL ? o[i] : 0.0f);
-        }
-        return;
-    }
-    for (uint64_t k = 0; k < segments; k++) {
-        float sk = s[k], ok = o != NULL ? o[k] : 0.0f;
-        __m256 sv = _mm256_set1_ps(sk), ov = _mm256_set1_ps(ok);
-        uint64_t i = start[k], end = start[k + 1];
-        for (; i + 8 <= end; i += 8) {
-            int nan = 0;
-            __m256 y = form8(form, t, _mm256_loadu_ps(xy + i), sv, ov, &nan);
-            if (nan) {
-                for (uint64_t j = i; j < i + 8; j++) {
-                    xy[j] = form1(form, t, xy[j], sk, ok);
-                }
-            } else {
-                _mm256_storeu_ps(xy + i, y);
-            }
-        }
-        for (; i < end; i++) {
-            xy[i] = form1(form, t, xy[i], sk, ok);
-        }
+    switch (t) {
+    case HURRAY__G_F32: APPLY_FORMS(R_F32, NO_CHECK, form, HURRAY__G_F32); break;
+    case HURRAY__G_BF16: APPLY_FORMS(R_BF16, NO_CHECK, form, HURRAY__G_BF16); break;
+    default: APPLY_FORMS(R_F16, F16_CHECK, form, HURRAY__G_F16); break;
     }
 }
 
@@ -242,6 +263,75 @@ HURRAY__AVX2 void hurray__graph_shifted_avx2(const uint8_t *first, int64_t strid
         }
         __m256i codes = _mm256_and_si256(_mm256_srl_epi32(words, count), bits);
         _mm256_storeu_ps(out + k, _mm256_i32gather_ps(table, codes, 4));
+    }
+}
+
+HURRAY__AVX2 void hurray__graph_fill_rows_avx2(const uint8_t *first, int64_t stride, uint32_t b,
+                                               uint32_t per, const uint8_t *order,
+                                               const float *table, uint64_t n, uint64_t len,
+                                               float *values)
+{
+    __m256 low = _mm256_loadu_ps(table), high = _mm256_loadu_ps(table + 8);
+    const __m256i mask = _mm256_set1_epi32((int)((1u << b) - 1));
+    int gather = stride > -(INT32_MAX / 8) && stride < INT32_MAX / 8;
+    __m256i offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                         _mm256_set1_epi32(gather ? (int)stride : 0));
+    for (uint64_t u = 0; u + 8 <= n; u += 8) {
+        const uint8_t *c = first + (int64_t)u * stride;
+        __m256i words;
+        if (gather) {
+            words = _mm256_i32gather_epi32((const int *)(const void *)c, offsets, 1);
+        } else {
+            uint32_t w[8];
+            for (int k = 0; k < 8; k++) {
+                memcpy(&w[k], c + k * stride, sizeof w[k]);
+            }
+            words = _mm256_loadu_si256((const __m256i *)w);
+        }
+        for (uint32_t k = 0; k < per; k++) {
+            __m128i count = _mm_cvtsi32_si128((int)(b * order[k]));
+            __m256i codes = _mm256_and_si256(_mm256_srl_epi32(words, count), mask);
+            _mm256_storeu_ps(values + k * len + u, lookup16(low, high, codes));
+        }
+    }
+}
+
+/* float8_e4m3fn and float8_e5m2 bytes to float32, arithmetically (the
+ * table's values, which a gather would look up more slowly): e5m2 is the
+ * top byte of a float16; e4m3fn's seven low bits, placed where a float16
+ * keeps them, are its magnitude over 256 (normal and subnormal alike). A
+ * NaN code becomes the quiet NaN of its sign, as the table has it. */
+HURRAY__AVX2_F16C void hurray__graph_fp8_avx2(const uint8_t *bytes, int e5m2, uint64_t n,
+                                              float *out)
+{
+    const __m256i sign_bit = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i quiet = _mm256_set1_epi32(0x7FC00000);
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(bytes + i)));
+        __m256i sign = _mm256_and_si256(_mm256_slli_epi32(w, 24), sign_bit);
+        __m256i mag = _mm256_and_si256(w, _mm256_set1_epi32(0x7F));
+        __m256 f;
+        __m256i nan;
+        if (e5m2) {
+            __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(mag),
+                                         _mm256_extracti128_si256(mag, 1));
+            f = _mm256_cvtph_ps(_mm_slli_epi16(h, 8));
+            nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7C));
+        } else {
+            __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(mag),
+                                         _mm256_extracti128_si256(mag, 1));
+            f = _mm256_mul_ps(_mm256_cvtph_ps(_mm_slli_epi16(h, 7)), _mm256_set1_ps(256.0f));
+            nan = _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7F));
+        }
+        __m256i bits = _mm256_or_si256(_mm256_castps_si256(f), sign);
+        bits = _mm256_blendv_epi8(bits, _mm256_or_si256(quiet, sign), nan);
+        _mm256_storeu_si256((__m256i *)(out + i), bits);
+    }
+    const float *table = hurray__code_table(e5m2 ? HURRAY_DTYPE_FLOAT8_E5M2
+                                                 : HURRAY_DTYPE_FLOAT8_E4M3FN);
+    for (; i < n; i++) {
+        out[i] = table[bytes[i]];
     }
 }
 

@@ -30,9 +30,10 @@ static inline uint8_t *carve(uint8_t **at, size_t bytes)
     return p;
 }
 
-#define REQ_BYTES(width) ((size_t)(width) * HURRAY__G_REQ)
+/* Bytes of `width`-byte values for the most one request asks of this plan. */
+#define REQ_BYTES(width) ((size_t)(width) * plan->req)
 
-size_t hurray__graph_own_scratch(const HurrayNode *node)
+size_t hurray__graph_own_scratch(const HurrayGraphPlan *plan, const HurrayNode *node)
 {
     size_t slack = 8 * 64;
     switch (node->kind) {
@@ -173,7 +174,7 @@ static void fetch(const HurrayGraphPlan *plan, uint32_t j, uint32_t t, const uin
         return;
     }
     uint64_t span = hi - lo + 1;
-    if (span > HURRAY__G_REQ) {
+    if (span > plan->req) {
         hurray__graph_points(plan, j, t, P, K, out, scratch);
         return;
     }

@@ -191,6 +191,11 @@ static HurrayStatus plan_node(HurrayGraphPlan *plan, uint32_t i, const HurrayBuf
         np->is_signed = hurray__dtype_is_signed_int(s->dtype);
         np->swap = s->byte_order == HURRAY_BYTE_ORDER_BIG;
         np->code_mask = np->bits >= 64 ? UINT64_MAX : ((uint64_t)1 << np->bits) - 1;
+        if (s->codebook == 0) { /* the table's values, by arithmetic (dequant_graph_avx2.c) */
+            np->fp8 = s->dtype == HURRAY_DTYPE_FLOAT8_E4M3FN ? 1
+                      : s->dtype == HURRAY_DTYPE_FLOAT8_E5M2 ? 2
+                                                             : 0;
+        }
     } else if (node->kind == HURRAY_NODE_STEP) {
         const HurrayStepNode *s = &node->as.step;
         np->arith = (uint8_t)arithmetic_type(s->arithmetic);
@@ -209,6 +214,43 @@ static HurrayStatus plan_node(HurrayGraphPlan *plan, uint32_t i, const HurrayBuf
     return HURRAY_OK;
 }
 
+static const uint8_t IDENTITY_ORDER[HURRAY__MAX_SLOTS] = {
+    0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+
+/* The bytes of a node's row cache (dequant_graph.h), or 0 when it gets
+ * none: a words node of codes of at most 8 bits asked for as values,
+ * packed along another axis than the last, whose consecutive elements
+ * along that axis fill a container slot after slot (dense codes that
+ * never straddle, interleaved slots whose chunks follow each other). */
+static size_t cache_bytes(const HurrayNode *node, uint8_t demand, uint64_t req)
+{
+    if (node->kind != HURRAY_NODE_STORED || demand == 0) {
+        return 0;
+    }
+    const HurrayStoredNode *s = &node->as.stored;
+    uint32_t b = hurray__dtype_bits(s->dtype);
+    if (s->addressing != HURRAY_ADDRESSING_WORDS || b > 8 || node->rank < 2 ||
+        s->packed_axis == node->rank - 1) {
+        return 0;
+    }
+    uint32_t per;
+    if (s->packing == HURRAY_PACKING_DENSE) {
+        if (s->container_bits % b != 0) {
+            return 0;
+        }
+        per = s->container_bits / b;
+    } else {
+        if ((s->slot_flags & HURRAY_SLOTS_PLANAR) || s->chunk_stride != s->chunk_containers) {
+            return 0;
+        }
+        per = s->slot_count;
+    }
+    size_t bytes = (size_t)per * req * sizeof(float);
+    return bytes > ((size_t)1 << 18) ? 0 : sizeof(HurrayGraphRowCache) + bytes;
+}
+
 /* Row-major strides of `shape`, in elements (each product bounded by an
  * element count the check proved to fit 63 bits, zeros counted as ones). */
 static void row_major(uint32_t rank, const uint64_t *shape, uint64_t *out)
@@ -221,9 +263,12 @@ static void row_major(uint32_t rank, const uint64_t *shape, uint64_t *out)
 }
 
 HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBufferList *list,
-                                    int simd, HurrayGraphPlan **out)
+                                    int simd, uint64_t elements, HurrayGraphPlan **out)
 {
     const HurrayGraph *graph = desc->graph;
+    /* A tile is at most the tensor; a code table asks for 256 values. */
+    HurrayGraphPlan sizing;
+    sizing.req = elements < HURRAY__G_REQ ? (elements < 256 ? 256 : elements) : HURRAY__G_REQ;
     uint8_t demand[HURRAY_MAX_NODES];
     find_demand(graph, demand);
     size_t scratch[HURRAY_MAX_NODES];
@@ -236,7 +281,7 @@ HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBu
         for (uint32_t k = 0; k < count; k++) {
             below = scratch[children[k]] > below ? scratch[children[k]] : below;
         }
-        scratch[i] = hurray__graph_own_scratch(node) + below;
+        scratch[i] = hurray__graph_own_scratch(&sizing, node) + below;
         words += 2u * node->rank; /* strides, and a step's grid strides */
         if (node->kind == HURRAY_NODE_STORED && hurray__dtype_bits(node->as.stored.dtype) <= 8) {
             for (uint32_t t = 0; t < HURRAY__G_TYPES; t++) {
@@ -246,9 +291,14 @@ HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBu
     }
     /* Each piece a multiple of 64 bytes: the arena's arrays, the tables
      * and the pool of strides stay aligned. */
+    size_t caches = 0;
+    for (uint32_t i = 0; i < graph->node_count; i++) {
+        caches += (cache_bytes(&graph->nodes[i], demand[i], sizing.req) + 63) & ~(size_t)63;
+    }
     size_t head = (sizeof(HurrayGraphPlan) + 63) & ~(size_t)63;
     size_t arena = (scratch[0] + 63) & ~(size_t)63;
-    size_t size = head + arena + tables + 8 * words;
+    tables = (tables + 63) & ~(size_t)63;
+    size_t size = head + arena + tables + caches + 8 * words;
     uint8_t *block = malloc(size);
     if (block == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY,
@@ -259,9 +309,11 @@ HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBu
     memset(plan, 0, sizeof *plan);
     plan->graph = graph;
     plan->simd = simd;
+    plan->req = sizing.req;
     plan->arena = block + head;
     uint8_t *at = plan->arena + arena;
-    uint64_t *pool = (uint64_t *)(void *)(at + tables);
+    uint8_t *cache_at = at + tables;
+    uint64_t *pool = (uint64_t *)(void *)(cache_at + caches);
     for (uint32_t i = 0; i < graph->node_count; i++) {
         const HurrayNode *node = &graph->nodes[i];
         HurrayGraphNodePlan *np = &plan->nodes[i];
@@ -272,6 +324,16 @@ HurrayStatus hurray__graph_plan_new(const HurrayDescriptor *desc, const HurrayBu
         }
         np->demand = demand[i];
         np->scratch = scratch[i];
+        size_t cache = cache_bytes(node, demand[i], plan->req);
+        if (cache != 0) {
+            np->cache = (HurrayGraphRowCache *)(void *)cache_at;
+            np->cache->valid = 0;
+            cache_at += (cache + 63) & ~(size_t)63;
+            const HurrayStoredNode *s = &node->as.stored;
+            np->cache_per = s->packing == HURRAY_PACKING_DENSE ? s->container_bits / np->bits
+                                                               : s->slot_count;
+            np->cache_order = s->packing == HURRAY_PACKING_DENSE ? IDENTITY_ORDER : s->order;
+        }
         row_major(node->rank, node->shape, pool);
         np->strides = pool;
         pool += node->rank;

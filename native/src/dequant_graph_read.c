@@ -33,6 +33,24 @@
 static inline uint64_t load_unit(const uint8_t *p, uint32_t bytes, int swap)
 {
     uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (!swap) { /* one load */
+        switch (bytes) {
+        case 1: return p[0];
+        case 2: {
+            uint16_t h;
+            memcpy(&h, p, sizeof h);
+            return h;
+        }
+        case 4: {
+            uint32_t w;
+            memcpy(&w, p, sizeof w);
+            return w;
+        }
+        default: memcpy(&v, p, sizeof v); return v;
+        }
+    }
+#endif
     if (swap) {
         for (uint32_t k = 0; k < bytes; k++) {
             v = (v << 8) | p[k];
@@ -342,7 +360,11 @@ static void slotted_run(const HurrayGraphNodePlan *np, const uint8_t *c, int64_t
             hurray__read_nibbles_avx2(at, table, whole, out + u);
         } else if (b == 8 && stride == np->unit && order_is_identity(order, per)) {
             /* Whole bytes in memory order (little-endian containers). */
-            hurray__read_code8_avx2(at, table, whole * per, out + u);
+            if (np->fp8 != 0) {
+                hurray__graph_fp8_avx2(at, np->fp8 == 2, whole * per, out + u);
+            } else {
+                hurray__read_code8_avx2(at, table, whole * per, out + u);
+            }
         } else {
             done = 0;
         }
@@ -389,6 +411,44 @@ static void shifted_run(const HurrayGraphNodePlan *np, const uint8_t *c, int64_t
     }
 }
 
+/* A shifted run through the node's row cache: the run's containers
+ * (keyed by rest, j, len and the table) are decoded once for all their
+ * slots, and the run's own slot is copied out. The containers lie where
+ * shifted_run would read them; only the order of the reads differs. */
+static void cached_run(const HurrayGraphNodePlan *np, const uint8_t *c, int64_t stride,
+                       int64_t rest, uint64_t j, uint32_t slot, const float *table, uint64_t len,
+                       float *out, int simd)
+{
+    HurrayGraphRowCache *cache = np->cache;
+    uint32_t per = np->cache_per, b = np->bits;
+    if (!cache->valid || cache->rest != rest || cache->j != j || cache->len != len ||
+        cache->table != table) {
+        uint64_t u = 0;
+#if HURRAY__DEQUANT_AVX2
+        if (simd && !np->swap && np->unit == 4 && b <= 4) {
+            u = len / 8 * 8;
+            hurray__graph_fill_rows_avx2(c, stride, b, per, np->cache_order, table, u, len,
+                                         cache->values);
+        }
+#else
+        (void)simd;
+#endif
+        for (; u < len; u++) {
+            uint64_t word = load_unit(c + (int64_t)u * stride, np->unit, np->swap);
+            for (uint32_t k = 0; k < per; k++) {
+                cache->values[k * len + u] =
+                    table[(word >> (b * np->cache_order[k])) & np->code_mask];
+            }
+        }
+        cache->valid = 1;
+        cache->rest = rest;
+        cache->j = j;
+        cache->len = len;
+        cache->table = table;
+    }
+    memcpy(out, cache->values + (uint64_t)slot * len, len * sizeof(float));
+}
+
 static const uint8_t IDENTITY[HURRAY__MAX_SLOTS] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
                                                     11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
                                                     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
@@ -413,7 +473,13 @@ static int words_run_table(const HurrayGraphNodePlan *np, const uint64_t *idx, u
             return 0; /* a straddling code */
         }
         const uint8_t *c = np->base + (rest + (int64_t)j * sp) * unit;
-        shifted_run(np, c, s->strides[last] * unit, t, table, len, out, simd);
+        int64_t stride = s->strides[last] * unit;
+        if (np->cache != NULL && len >= 64 && (stride >= 64 || stride <= -64)) {
+            cached_run(np, c, stride, rest, j, (uint32_t)(idx[p] % np->cache_per), table, len, out,
+                       simd);
+        } else {
+            shifted_run(np, c, stride, t, table, len, out, simd);
+        }
         return 1;
     }
     uint32_t per;
@@ -458,7 +524,11 @@ static int elements_run_table(const HurrayGraphNodePlan *np, const uint64_t *idx
         const uint8_t *c = np->base + e;
 #if HURRAY__DEQUANT_AVX2
         if (simd) {
-            hurray__read_code8_avx2(c, table, len, out);
+            if (np->fp8 != 0) {
+                hurray__graph_fp8_avx2(c, np->fp8 == 2, len, out);
+            } else {
+                hurray__read_code8_avx2(c, table, len, out);
+            }
             return 1;
         }
 #endif
@@ -548,8 +618,8 @@ void hurray__graph_stored_range(const HurrayGraphPlan *plan, uint32_t i, uint32_
 {
     const HurrayGraphNodePlan *np = &plan->nodes[i];
     const HurrayStoredNode *s = &np->node->as.stored;
-    uint64_t *codes = (uint64_t *)scratch; /* HURRAY__G_REQ codes */
-    uint8_t *below = scratch + 8 * HURRAY__G_REQ;
+    uint64_t *codes = (uint64_t *)scratch; /* plan->req codes */
+    uint8_t *below = scratch + 8 * (size_t)plan->req;
     uint32_t size = hurray__g_size(t);
     uint32_t rank = np->node->rank;
     int tabled = np->value == HURRAY__G_VALUE_TABLE && t != HURRAY__G_F64;

@@ -427,7 +427,7 @@ def format_cases() -> list:
         out.append(gptq(qw, u8(G, O * 2).view(np.float16), qz, None, bits, O, I, gs, v1=False))
     for bits in (3, 5, 6, 7):
         out.append(gptq_planar(u32(I * bits // 32, O), f16(G, O), u32(G, O * bits // 32), bits, O, I, gs))
-    out.append(awq(u32(I, O // 8), u32(G, O // 8), f16(G, O), O, I, gs))
+    out.append(awq(u32(I, 2 * O // 8), u32(G, 2 * O // 8), f16(G, 2 * O), 2 * O, I, gs))
     for bits in (3, 4, 5, 8):
         for dense in (True, False):
             width = -(-I * bits // 32) if dense else -(-I // (32 // bits))

@@ -471,8 +471,8 @@ def random_case(rng: np.random.Generator, make: Callable[[Builder, tuple[int, ..
 # ---- the common shapes, with their parameters varied --------------------------------
 
 
-def packed_stored(b: Builder, shape: tuple[int, ...], dtype: str, *, index_values: np.ndarray | None = None
-                  ) -> int:
+def packed_stored(b: Builder, shape: tuple[int, ...], dtype: str, *, index_values: np.ndarray | None = None,
+                  awq_like: bool = False) -> int:
     """A stored node in a packed layout the fast readers serve: words along
     the last axis or another one, dense or slots (interleaved or planar,
     chunk strides), containers contiguous along the packed axis or
@@ -486,6 +486,8 @@ def packed_stored(b: Builder, shape: tuple[int, ...], dtype: str, *, index_value
         w = b.pick([c for c in (8, 16, 32, 32, 32, 64) if c >= bits])
         node.container_bits = w
         node.packed_axis = rank - 1 if rng.random() < 0.6 else int(rng.integers(rank))
+        if awq_like:
+            node.packed_axis = 0
         per = w // bits
         if rng.random() < 0.5:
             node.packing = "dense"
@@ -508,9 +510,12 @@ def packed_stored(b: Builder, shape: tuple[int, ...], dtype: str, *, index_value
         dims = list(shape)
         dims[node.packed_axis] = _last_container(node, shape[node.packed_axis]) + 1
         strides = _row_major(dims)
-        if rng.random() < 0.4 and rank >= 2:
-            # transposed: the packed axis outermost in memory (GPTQ's qweight)
-            order_axes = [node.packed_axis] + [k for k in range(rank) if k != node.packed_axis]
+        r = 0.5 if awq_like else rng.random()
+        if r < 0.6 and rank >= 2:
+            # the packed axis outermost in memory (GPTQ's qweight), or
+            # innermost (AWQ's qweight, packed along the output axis)
+            others = [k for k in range(rank) if k != node.packed_axis]
+            order_axes = [node.packed_axis] + others if r < 0.3 else others + [node.packed_axis]
             step = 1
             for k in reversed(order_axes):
                 strides[k] = step
@@ -538,7 +543,7 @@ def packed_case(rng: np.random.Generator) -> tuple[Graph, list[bytes]]:
     while True:
         b = Builder(rng)
         try:
-            rows = int(rng.choice([1, 3, 8, 17, 64]))
+            rows = int(rng.choice([1, 3, 8, 17, 64, 256]))
             gs = int(rng.choice([8, 16, 32, 64, 128]))
             cols = gs * int(rng.choice([1, 2, 3, 8, 33]))
             shape = (rows, cols) if rng.random() < 0.85 else (2, rows, cols)
@@ -550,7 +555,10 @@ def packed_case(rng: np.random.Generator) -> tuple[Graph, list[bytes]]:
             t = b.pick(["float16", "float16", "bfloat16", "float32", "float32", "float64"])
             code = b.pick(["uint4", "uint4", "int4", "uint8", "uint2", "uint3", "uint1", "uint5", "uint6",
                            "int8", "float4_e2m1fn", "float8_e4m3fn", "float6_e2m3fn"])
-            x = packed_stored(b, shape, code)
+            awq_like = len(shape) >= 2 and rng.random() < 0.25
+            if awq_like:
+                shape = (int(rng.choice([128, 256, 264])),) + shape[1:]
+            x = packed_stored(b, shape, code, awq_like=awq_like)
             if code.startswith("uint") and rng.random() < 0.3:
                 b.nodes[x].codebook = b.codebook(1 << BITS[code])  # type: ignore[union-attr]
             grid = list(shape)
