@@ -12,7 +12,9 @@ through the C library by tests/c/vectors_check.c -- decoding the bytes gives
 the statement, building the statement gives the bytes -- and the bytes are
 also read here in Python straight from the tables of
 docs/impl/descriptor-encoding.md, so the vectors follow the spec and not
-merely the C code.
+merely the C code. Vectors of encoding version 2 (a graph of nodes) say so
+("encoding_version": 2) and are stated node by node; the same four checks
+hold them.
 """
 import json
 import struct
@@ -39,7 +41,9 @@ STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
 CODEC_SOURCES = ["dtype.c", "layout.c", "descriptor_build.c", "descriptor_validate.c",
                  "descriptor_accept.c", "descriptor_encode.c", "descriptor_decode.c",
                  "descriptor_decode_full.c", "descriptor_reach.c", "descriptor_check_buffers.c",
-                 "descriptor_spare.c"]
+                 "descriptor_spare.c", "descriptor_graph_build.c", "descriptor_graph_encode.c",
+                 "descriptor_graph_decode.c", "descriptor_graph_validate.c", "descriptor_graph_reach.c",
+                 "descriptor_graph_codes.c", "descriptor_graph_access.c"]
 # The bit flips alone make hundreds of thousands of checks; a count this low
 # means whole sections stopped running.
 MIN_CHECKS = 100_000
@@ -59,6 +63,14 @@ ROLES = {1: "values", 2: "scale", 3: "zero_point", 4: "global_scale"}
 LAYOUTS = ["row_major", "swizzled_128x4"]
 GGML_TYPES = {0: None, 2: "q4_0", 3: "q4_1", 6: "q5_0", 7: "q5_1", 8: "q8_0", 12: "q4_k", 14: "q6_k",
               39: "mxfp4"}
+# Version 2 (the "Version 2" section of the spec).
+DTYPE_NAMES.update({35: "uint3", 36: "uint5", 37: "uint6", 38: "uint7", 39: "int3", 40: "int5", 41: "int6",
+                    42: "int7"})
+KINDS = {1: "stored", 2: "constant", 3: "step", 4: "ggml", 5: "bits", 6: "gather"}
+FORMS = {1: "mul", 2: "div", 3: "sub_mul", 4: "mul_add", 5: "mul_sub"}
+V2_PACKINGS = [*PACKINGS, "dense", "slots"]
+ADDRESSINGS = ["elements", "words"]
+VALUE_RULES = ["standard", "e8m0_no_nan"]
 
 
 # ---- test_descriptor.c ---------------------------------------------------
@@ -147,22 +159,67 @@ def vectors_binary(tmp_path_factory):
     return build_installed(C_TESTS / "vectors_check.c", tmp_path_factory.mktemp("c_vectors") / "vectors_check", STRICT)
 
 
+def is_graph(statement):
+    return statement.get("encoding_version", 1) == 2
+
+
 def test_vectors_come_in_pairs():
     hex_names = sorted(p.stem for p in VECTORS.glob("*.hex"))
     assert hex_names == VECTOR_NAMES
     assert len(VECTOR_NAMES) >= 15
     schemes = set()
+    graphs = 0
     for name in VECTOR_NAMES:
-        statement, _ = load_vector(name)
+        statement, encoded = load_vector(name)
+        if is_graph(statement):
+            graphs += 1
+            assert encoded[4:6] == b"\x02\x00", name
+            continue
         schemes.add(statement["scheme"])
         roles = [part["role"] for part in statement["parts"]]
         assert roles[0] == "values", name
         order = list(ROLES.values())
         assert roles == sorted(roles, key=order.index), f"{name}: parts must be listed in role order"
     assert schemes == set(SCHEMES)
+    assert graphs >= 7
+
+
+def graph_lines(statement):
+    """The text of tests/c/graph_text.h for a version-2 statement."""
+    def csv(values):
+        return ",".join(map(str, values))
+
+    lines = [f"tensor shape={csv(statement['shape'])} result={statement['result_dtype'] or 'none'}"]
+    for i, n in enumerate(statement["nodes"]):
+        head = f"node {i} {n['kind']}"
+        if n["kind"] == "stored":
+            lines.append(
+                f"{head} dtype={n['dtype']} shape={csv(n['shape'])} strides={csv(n['strides'])} buffer={n['buffer']} "
+                f"offset={n['offset']} byte_order={n['byte_order']} layout={n['layout']} "
+                f"addressing={n['addressing']} packing={n['packing']} container_bits={n['container_bits']} "
+                f"packed_axis={n['packed_axis']} chunk_containers={n['chunk_containers']} "
+                f"slot_flags={n['slot_flags']} chunk_stride={n['chunk_stride']} order={csv(n['order'])} "
+                f"code_offset={n['code_offset']} codebook={n['codebook']} value_rule={n['value_rule']}")
+        elif n["kind"] == "constant":
+            lines.append(f"{head} dtype={n['dtype']} value={n['value']}")
+        elif n["kind"] == "step":
+            lines.append(
+                f"{head} form={n['form']} arithmetic={n['arithmetic']} shape={csv(n['shape'])} x={n['x']} "
+                f"scale={n['scale']} offset={n['offset']} blocks={csv(n['blocks'])} flags={n['flags']} "
+                f"indexed_axis={n['indexed_axis']} group_index={n['group_index']}")
+        elif n["kind"] == "ggml":
+            lines.append(f"{head} type={n['type']} shape={csv(n['shape'])} buffer={n['buffer']} offset={n['offset']}")
+        elif n["kind"] == "bits":
+            lines.append(f"{head} shape={csv(n['shape'])} inputs={csv(n['inputs'])} shifts={csv(n['shifts'])} "
+                         f"offset={n['offset']}")
+        else:
+            lines.append(f"{head} shape={csv(n['shape'])} x={n['x']} index={n['index']} axis={n['axis']}")
+    return lines
 
 
 def expected_lines(statement):
+    if is_graph(statement):
+        return [*graph_lines(statement), f"buffer_count {len(statement['buffer_sizes'])}", "reencoded identical"]
     ggml = statement["ggml_type"] or "none"
     lines = [
         " ".join(["shape", *map(str, statement["shape"])]),
@@ -211,13 +268,65 @@ def encode_arguments(statement):
 @pytest.mark.parametrize("name", VECTOR_NAMES)
 def test_vector_meaning_to_bytes(vectors_binary, name):
     statement, encoded = load_vector(name)
-    result = run_checked([str(vectors_binary), "encode", *encode_arguments(statement)], timeout=60)
+    if is_graph(statement):
+        arguments = ["graph", "\n".join(graph_lines(statement))]
+    else:
+        arguments = ["encode", *encode_arguments(statement)]
+    result = run_checked([str(vectors_binary), *arguments], timeout=60)
     assert result.stdout.strip() == encoded.hex()
+
+
+def read_graph_by_the_spec(data):
+    """A version-2 encoding read from the tables of the spec's "Version 2" section."""
+    magic, version, total, rank, count, result = struct.unpack_from("<4sHHBBB", data, 0)
+    assert magic == b"HRYD" and version == 2 and total == len(data) and data[11:32] == bytes(21)
+    shape = list(struct.unpack_from(f"<{rank}Q", data, 32))
+    at = 32 + 8 * rank
+    nodes = []
+    for _ in range(count):
+        kind, node_rank, length = struct.unpack_from("<BBH", data, at)
+        assert length % 8 == 0
+        node = {"kind": KINDS[kind]}
+        if kind == 1:
+            (dtype, order, addressing, packing, layout, rule, codebook, container_bits, packed_axis, slots, flags,
+             reserved, code_offset, buffer, offset, chunk, chunk_stride) = struct.unpack_from(
+                "<BBBBBBBBBBBBiIQQQ", data, at + 4)
+            assert reserved == 0 and length == 48 + 16 * node_rank + (slots + 7) // 8 * 8
+            dims = list(struct.unpack_from(f"<{node_rank}Q", data, at + 48))
+            strides = list(struct.unpack_from(f"<{node_rank}q", data, at + 48 + 8 * node_rank))
+            order_at = at + 48 + 16 * node_rank
+            assert data[order_at + slots:at + length] == bytes(length - 48 - 16 * node_rank - slots)
+            node.update(dtype=DTYPE_NAMES[dtype], shape=dims, strides=strides, buffer=buffer, offset=offset,
+                        byte_order=BYTE_ORDERS[order], layout=LAYOUTS[layout], addressing=ADDRESSINGS[addressing],
+                        packing=V2_PACKINGS[packing], container_bits=container_bits, packed_axis=packed_axis,
+                        chunk_containers=chunk, slot_flags=flags, chunk_stride=chunk_stride,
+                        order=list(data[order_at:order_at + slots]), code_offset=code_offset, codebook=codebook,
+                        value_rule=VALUE_RULES[rule])
+        elif kind == 2:
+            dtype, value = struct.unpack_from("<B3xQ", data, at + 4)
+            assert node_rank == 0 and length == 16 and data[at + 5:at + 8] == bytes(3)
+            node.update(dtype=DTYPE_NAMES[dtype], value=hex(value))
+        elif kind == 3:
+            form, arithmetic, x, scale, offset, group, axis, flags = struct.unpack_from("<8B", data, at + 4)
+            assert length == 16 + 16 * node_rank and data[at + 12:at + 16] == bytes(4)
+            node.update(form=FORMS[form], arithmetic=DTYPE_NAMES[arithmetic],
+                        shape=list(struct.unpack_from(f"<{node_rank}Q", data, at + 16)), x=x, scale=scale,
+                        offset=offset,
+                        blocks=list(struct.unpack_from(f"<{node_rank}Q", data, at + 16 + 8 * node_rank)),
+                        flags=flags, indexed_axis=axis, group_index=group)
+        else:
+            raise AssertionError(f"no vector uses kind {kind} yet; read it here when one does")
+        nodes.append(node)
+        at += length
+    assert at == len(data)
+    return {"encoding_version": 2, "shape": shape, "result_dtype": DTYPE_NAMES.get(result), "nodes": nodes}
 
 
 def read_by_the_spec(data):
     """The encoding read from the tables of docs/impl/descriptor-encoding.md."""
     assert len(data) >= 32
+    if data[4] == 2:
+        return read_graph_by_the_spec(data)
     magic, version, total, rank, order, packing, scheme, granularity, part_count, reserved, axis, ggml, block = (
         struct.unpack_from("<4sHHBBBBBBHIIQ", data, 0))
     assert magic == b"HRYD" and version == 1 and total == len(data) and reserved == 0

@@ -197,13 +197,10 @@ typedef struct HurrayGraph {
     uint64_t pool[];   /* every node's shape, strides and blocks */
 } HurrayGraph;
 
-/* The graph of a version-2 descriptor, NULL for version 1. The scheme is
- * the mark: only a descriptor with nodes has scheme GRAPH (the version-1
- * setters cannot set it), so desc->graph is read only then and a version-1
- * descriptor never has to store it. */
+/* The graph of a version-2 descriptor, NULL for version 1. */
 static inline HurrayGraph *hurray__descriptor_graph(const HurrayDescriptor *desc)
 {
-    return desc->scheme == HURRAY_SCHEME_GRAPH ? desc->graph : NULL;
+    return desc->graph;
 }
 
 /* The node at `index` in *out, of this kind (0 for any kind): OUT_OF_RANGE
