@@ -60,7 +60,8 @@ static wide graph_last_container(const HurrayStoredNode *s, wide n)
     wide per = s->slot_count, k = s->chunk_containers, chunk = per * k;
     wide last_chunk = (n - 1) / chunk;
     wide left = n - last_chunk * chunk; /* 1 .. chunk codes in the last chunk */
-    wide used = (s->slot_flags & HURRAY_SLOTS_PLANAR) ? (left < k ? left : k) : (left + per - 1) / per;
+    wide used = (s->slot_flags & HURRAY_SLOTS_PLANAR) ? (left < k ? left : k)
+                                                      : (left + per - 1) / per;
     return last_chunk * (wide)s->chunk_stride + used - 1;
 }
 
@@ -277,14 +278,14 @@ static void graph_check_canonical(const HurrayDescriptor *desc, const uint8_t *d
     REQUIRE(hurray_descriptor_validate(desc) == HURRAY_OK, "decoded descriptor fails validate");
     REQUIRE(hurray_descriptor_encode(desc, NULL, 0, &n) == HURRAY_OK && n == len,
             "size query says %llu for a %zu-byte input", (unsigned long long)n, len);
-    REQUIRE(hurray_descriptor_encode(desc, encoded, sizeof encoded, &n) == HURRAY_OK &&
-                n == len && memcmp(encoded, data, len) == 0,
+    REQUIRE(hurray_descriptor_encode(desc, encoded, sizeof encoded, &n) == HURRAY_OK && n == len &&
+                memcmp(encoded, data, len) == 0,
             "re-encoding differs from the input");
     REQUIRE(graph_text_dump(desc, text, sizeof text) == HURRAY_OK, "the accessors failed");
     HurrayDescriptor *built = NULL;
     REQUIRE(graph_text_build(text, &built) == HURRAY_OK, "the builder refused the accessors' text");
-    REQUIRE(hurray_descriptor_encode(built, encoded, sizeof encoded, &n) == HURRAY_OK &&
-                n == len && memcmp(encoded, data, len) == 0,
+    REQUIRE(hurray_descriptor_encode(built, encoded, sizeof encoded, &n) == HURRAY_OK && n == len &&
+                memcmp(encoded, data, len) == 0,
             "the descriptor rebuilt from its accessors encodes differently");
     hurray_descriptor_destroy(&built);
 }
@@ -304,8 +305,8 @@ static uint64_t get_le(const uint8_t *p, int n);
 static void put_le(uint8_t *p, uint64_t v, int n);
 static uint64_t pick(uint64_t *state, uint64_t n);
 
-static const uint8_t graph_good_bytes[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 17, 18, 19,
-                                           26, 30, 33, 35, 37, 39, 32, 64, 255};
+static const uint8_t graph_good_bytes[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  15, 16, 17,
+                                           18, 19, 26, 30, 33, 35, 37, 39, 32, 64, 255};
 
 static size_t graph_relay(uint8_t *data, size_t size, size_t max_size, uint64_t *rng)
 {
@@ -372,7 +373,7 @@ static size_t graph_relay(uint8_t *data, size_t size, size_t max_size, uint64_t 
         break;
     case 3: /* references renumbered: children j + 1, j + 2, ... in field order */
         for (uint32_t k = 0; k < 4; k++) {
-            uint32_t field = node[0] == HURRAY_NODE_STEP    ? 6 + k
+            uint32_t field = node[0] == HURRAY_NODE_STEP     ? 6 + k
                              : node[0] == HURRAY_NODE_BITS   ? 5 + k
                              : node[0] == HURRAY_NODE_GATHER ? 4 + k
                                                              : 10;
@@ -383,9 +384,7 @@ static size_t graph_relay(uint8_t *data, size_t size, size_t max_size, uint64_t 
         }
         break;
     case 4: /* a field byte of the fixed part set to a value the rules test */
-    case 5:
-        node[4 + pick(rng, 12)] = graph_good_bytes[pick(rng, sizeof graph_good_bytes)];
-        break;
+    case 5: node[4 + pick(rng, 12)] = graph_good_bytes[pick(rng, sizeof graph_good_bytes)]; break;
     default: break;
     }
     for (uint32_t i = 0; i < count; i++) {

@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const graph_kinds[] = {"?", "stored", "constant", "step", "ggml", "bits", "gather"};
+static const char *const graph_kinds[] = {"?",    "stored", "constant", "step",
+                                          "ggml", "bits",   "gather"};
 static const char *const graph_forms[] = {"?", "mul", "div", "sub_mul", "mul_add", "mul_sub"};
 static const char *const graph_packings[] = {"none",       "padded", "lsb_first",
                                              "ggml_split", "dense",  "slots"};
@@ -137,12 +138,12 @@ static inline HurrayStatus graph_text_dump(const HurrayDescriptor *desc, char *o
     HurrayStatus s;
     uint32_t rank, count, result;
     const uint64_t *shape;
-#define GRAPH_TRY(call)               \
-    do {                              \
-        s = (call);                   \
-        if (s != HURRAY_OK) {         \
-            return s;                 \
-        }                             \
+#define GRAPH_TRY(call)       \
+    do {                      \
+        s = (call);           \
+        if (s != HURRAY_OK) { \
+            return s;         \
+        }                     \
     } while (0)
     GRAPH_TRY(hurray_descriptor_rank(desc, &rank));
     GRAPH_TRY(hurray_descriptor_shape(desc, &shape));
@@ -156,10 +157,12 @@ static inline HurrayStatus graph_text_dump(const HurrayDescriptor *desc, char *o
         const uint64_t *node_shape;
         GRAPH_TRY(hurray_descriptor_node_kind(desc, i, &kind));
         GRAPH_TRY(hurray_descriptor_node_shape(desc, i, &node_rank, &node_shape));
-        graph_put(&o, "node %u %s", (unsigned)i, graph_name(graph_kinds, GRAPH_COUNT(graph_kinds), kind));
+        graph_put(&o, "node %u %s", (unsigned)i,
+                  graph_name(graph_kinds, GRAPH_COUNT(graph_kinds), kind));
         switch (kind) {
         case HURRAY_NODE_STORED: {
-            uint32_t dtype, order, layout, addressing, packing, bits, axis, flags, slots, book, rule;
+            uint32_t dtype, order, layout, addressing, packing, bits, axis, flags, slots, book,
+                rule;
             uint64_t buffer, offset, chunk, stride;
             int32_t code_offset;
             const int64_t *strides;
@@ -180,8 +183,8 @@ static inline HurrayStatus graph_text_dump(const HurrayDescriptor *desc, char *o
                       graph_name(graph_addressings, GRAPH_COUNT(graph_addressings), addressing),
                       graph_name(graph_packings, GRAPH_COUNT(graph_packings), packing),
                       (unsigned)bits, (unsigned)axis);
-            graph_put(&o, " chunk_containers=%" PRIu64 " slot_flags=%u chunk_stride=%" PRIu64, chunk,
-                      (unsigned)flags, stride);
+            graph_put(&o, " chunk_containers=%" PRIu64 " slot_flags=%u chunk_stride=%" PRIu64,
+                      chunk, (unsigned)flags, stride);
             graph_put(&o, " order=");
             for (uint32_t k = 0; k < slots; k++) {
                 graph_put(&o, k ? ",%u" : "%u", (unsigned)slot_order[k]);
@@ -328,7 +331,7 @@ static inline int64_t graph_i64d(const GraphFields *f, const char *key, int64_t 
 }
 
 static inline uint32_t graph_named(const GraphFields *f, const char *key, const char *const *names,
-                            size_t count, int *bad)
+                                   size_t count, int *bad)
 {
     const char *v = graph_field(f, key);
     int64_t code = v == NULL ? -1 : graph_code(names, count, v);
@@ -405,9 +408,9 @@ static inline HurrayStatus graph_text_build(const char *text, HurrayDescriptor *
     int64_t strides[64];
     uint32_t result_dtype = 0; /* set after the first node: version 1 has no such field */
     *out = NULL;
-#define GRAPH_BAD()                      \
-    do {                                 \
-        hurray_descriptor_destroy(&desc); \
+#define GRAPH_BAD()                           \
+    do {                                      \
+        hurray_descriptor_destroy(&desc);     \
         return HURRAY_ERROR_INVALID_ARGUMENT; \
     } while (0)
 #define GRAPH_CALL(call)                      \
@@ -437,7 +440,8 @@ static inline HurrayStatus graph_text_build(const char *text, HurrayDescriptor *
                 GRAPH_BAD();
             }
             int rank = graph_list(graph_field(&f, "shape"), 0, dims, NULL);
-            uint32_t result = graph_field(&f, "result") == NULL ? 0 : graph_dtype(&f, "result", &bad);
+            uint32_t result = graph_field(&f, "result") == NULL ? 0
+                                                                : graph_dtype(&f, "result", &bad);
             if (rank < 0 || bad) {
                 GRAPH_BAD();
             }
@@ -451,7 +455,9 @@ static inline HurrayStatus graph_text_build(const char *text, HurrayDescriptor *
         }
         int64_t kind = graph_code(graph_kinds, GRAPH_COUNT(graph_kinds), words[2]);
         uint32_t index = 0, want = (uint32_t)strtoul(words[1], NULL, 10);
-        int rank = kind == HURRAY_NODE_CONSTANT ? 0 : graph_list(graph_field(&f, "shape"), 0, dims, NULL);
+        int rank = kind == HURRAY_NODE_CONSTANT
+                       ? 0
+                       : graph_list(graph_field(&f, "shape"), 0, dims, NULL);
         if (rank < 0) {
             GRAPH_BAD();
         }
@@ -469,7 +475,8 @@ static inline HurrayStatus graph_text_build(const char *text, HurrayDescriptor *
                 if (graph_list(graph_field(&f, "strides"), 1, NULL, strides) != rank) {
                     GRAPH_BAD();
                 }
-                GRAPH_CALL(hurray_descriptor_stored_set_strides(desc, index, (uint32_t)rank, strides));
+                GRAPH_CALL(hurray_descriptor_stored_set_strides(desc, index, (uint32_t)rank,
+                                                                strides));
             }
             if (graph_field(&f, "byte_order") != NULL) {
                 uint32_t order = graph_named(&f, "byte_order", graph_orders,
@@ -539,7 +546,8 @@ static inline HurrayStatus graph_text_build(const char *text, HurrayDescriptor *
                                     ? 0
                                     : graph_named(&f, "value_rule", graph_rules,
                                                   GRAPH_COUNT(graph_rules), &bad);
-                if (bad || book > UINT32_MAX || code_offset < INT32_MIN || code_offset > INT32_MAX) {
+                if (bad || book > UINT32_MAX || code_offset < INT32_MIN ||
+                    code_offset > INT32_MAX) {
                     GRAPH_BAD();
                 }
                 GRAPH_CALL(hurray_descriptor_stored_set_codes(desc, index, (int32_t)code_offset,

@@ -353,7 +353,7 @@ static void test_every_dtype_plain(void)
         uint32_t packing;
         CHECK_OK(hurray_descriptor_packing(desc, &packing));
         /* Padded where lsb_first does not fit: fp6 and the 3-, 5-, 6- and 7-bit integers. */
-        uint32_t want_packing = bits >= 8                           ? HURRAY_PACKING_NONE
+        uint32_t want_packing = bits >= 8                             ? HURRAY_PACKING_NONE
                                 : bits == 1 || bits == 2 || bits == 4 ? HURRAY_PACKING_LSB_FIRST
                                                                       : HURRAY_PACKING_PADDED;
         CHECK(packing == want_packing);

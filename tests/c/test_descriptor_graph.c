@@ -297,6 +297,37 @@ static const Example examples[] = {
      "31\n",
      {1280, 64, 20},
      3},
+    /* ONNX DequantizeLinear, block 2 along axis 0 (the last block partial): int8 [5, 3] = 15;
+     * scale f32 [3, 3] = 36. */
+    {"onnx_blocked_axis0",
+     "tensor shape=5,3 result=float32\n"
+     "node 0 step form=mul arithmetic=float32 shape=5,3 x=1 scale=2 blocks=2,1 flags=1\n"
+     "node 1 stored dtype=int8 shape=5,3\n"
+     "node 2 stored dtype=float32 shape=3,3 buffer=1\n",
+     {15, 36},
+     2},
+    /* bitsandbytes FP4, an odd count: 199 codes over the flat tensor, high nibble first,
+     * padded to 100 bytes; the FP4 table (with -0.0 at code 8) f32 [16] = 64; absmax f32 [4]. */
+    {"bitsandbytes_fp4_odd",
+     "tensor shape=199 result=float16\n"
+     "node 0 step form=mul arithmetic=float32 shape=199 x=1 scale=3 blocks=64 flags=1\n"
+     "node 1 stored dtype=uint4 shape=199 addressing=words packing=slots container_bits=8 "
+     "packed_axis=0 chunk_containers=1 chunk_stride=1 order=1,0 codebook=2\n"
+     "node 2 stored dtype=float32 shape=16 buffer=1\n"
+     "node 3 stored dtype=float32 shape=4 buffer=2\n",
+     {100, 64, 16},
+     3},
+    /* optimum-quanto int4 with a float shift, s*q - shift: rows [0, R/2) in the low nibble,
+     * [R/2, R) in the high one; _data [2, 3] = 6; scale, shift f16 [4, 1] = 8 each. */
+    {"optimum_quanto_float_shift",
+     "tensor shape=4,3 result=float16\n"
+     "node 0 step form=mul_sub arithmetic=float16 shape=4,3 x=1 scale=2 offset=3 blocks=1,3\n"
+     "node 1 stored dtype=uint4 shape=4,3 strides=3,1 addressing=words packing=slots "
+     "container_bits=8 packed_axis=0 chunk_containers=2 slot_flags=1 chunk_stride=2 order=0,1\n"
+     "node 2 stored dtype=float16 shape=4,1 buffer=1\n"
+     "node 3 stored dtype=float16 shape=4,1 buffer=2\n",
+     {6, 8, 8},
+     3},
     /* x f32 [5, 3] = 60; index int64 [4] = 32. */
     {"gather_rows",
      "tensor shape=4,3 result=none\n"
@@ -526,8 +557,9 @@ static const Refusal refusals[] = {
     {"tensor shape=8\n"
      "node 0 stored dtype=uint4 shape=8 codebook=1\n"
      "node 1 stored dtype=float32 shape=15 buffer=1\n",
-     HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (stored): a codebook shorter than its code width "
-                                      "needs: codebook (node 1) has 15 entries, 4-bit codes need 16"},
+     HURRAY_ERROR_INVALID_DESCRIPTOR,
+     "node 0 (stored): a codebook shorter than its code width "
+     "needs: codebook (node 1) has 15 entries, 4-bit codes need 16"},
     {"tensor shape=8\n"
      "node 0 stored dtype=uint4 shape=8 codebook=1\n"
      "node 1 stored dtype=float32 shape=4,4 buffer=1\n",
@@ -616,7 +648,8 @@ static const Refusal refusals[] = {
     /* elements addressing keeps version 1's packing rules */
     {"tensor shape=4\n"
      "node 0 stored dtype=uint3 shape=4 packing=lsb_first\n",
-     HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (stored): packing lsb_first needs a width of 1, 2 or 4"},
+     HURRAY_ERROR_INVALID_DESCRIPTOR,
+     "node 0 (stored): packing lsb_first needs a width of 1, 2 or 4"},
     {"tensor shape=4\n"
      "node 0 stored dtype=uint4 shape=4 packing=dense\n",
      HURRAY_ERROR_INVALID_DESCRIPTOR, "packing dense needs words addressing"},
@@ -670,7 +703,8 @@ static const Refusal refusals[] = {
     {"tensor shape=4\n"
      "node 0 step form=mul arithmetic=float32 shape=4 x=1 scale=5\n"
      "node 1 stored dtype=float32 shape=4\n",
-     HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (step): scale refers to node 5, past the last node (1)"},
+     HURRAY_ERROR_INVALID_DESCRIPTOR,
+     "node 0 (step): scale refers to node 5, past the last node (1)"},
     /* canonical order: depth-first from node 0, children in field order */
     {"tensor shape=4\n"
      "node 0 step form=mul arithmetic=float32 shape=4 x=2 scale=1\n"
@@ -1077,9 +1111,11 @@ static void test_decode_refusals(void)
                    "node 0 (stored): reserved byte 15 is not zero");
     expect_patched(stored, 40 + 48 + 16 + 2, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
                    "node 0 (stored): reserved byte 66 is not zero");
-    expect_patched(stored, 40 + 13, 65, HURRAY_ERROR_INVALID_DESCRIPTOR, "slot count 65 is above 64");
+    expect_patched(stored, 40 + 13, 65, HURRAY_ERROR_INVALID_DESCRIPTOR,
+                   "slot count 65 is above 64");
     expect_patched(stored, 40 + 13, 9, HURRAY_ERROR_INVALID_DESCRIPTOR, "length field says 72");
-    expect_patched(stored, 40 + 4, 200, HURRAY_ERROR_UNSUPPORTED, "node 0 (stored): dtype 200 is unknown");
+    expect_patched(stored, 40 + 4, 200, HURRAY_ERROR_UNSUPPORTED,
+                   "node 0 (stored): dtype 200 is unknown");
     expect_patched(stored, 40 + 5, 2, HURRAY_ERROR_UNSUPPORTED, "byte order 2 is unknown");
     expect_patched(stored, 40 + 6, 2, HURRAY_ERROR_UNSUPPORTED, "addressing 2 is unknown");
     expect_patched(stored, 40 + 7, 6, HURRAY_ERROR_UNSUPPORTED, "packing 6 is unknown");
@@ -1090,7 +1126,8 @@ static void test_decode_refusals(void)
     expect_patched(stored, 10, 2, HURRAY_ERROR_INVALID_DESCRIPTOR, "result dtype int8 is not");
     expect_patched(stored, 10, 201, HURRAY_ERROR_UNSUPPORTED, "result dtype 201 is unknown");
     expect_patched(stored, 6, 111, HURRAY_ERROR_INVALID_DESCRIPTOR, "total length");
-    /* 32 + 8; node 0 step (16 + 16) at 40; node 1 stored (48 + 16) at 72; node 2 constant at 136. */
+    /* 32 + 8; node 0 step (16 + 16) at 40; node 1 stored (48 + 16) at 72; node 2 constant at 136.
+     */
     const char *step = "tensor shape=4\n"
                        "node 0 step form=mul arithmetic=float32 shape=4 x=1 scale=2\n"
                        "node 1 stored dtype=int8 shape=4\n"
@@ -1099,7 +1136,8 @@ static void test_decode_refusals(void)
     expect_patched(step, 40 + 4, 0, HURRAY_ERROR_UNSUPPORTED, "form 0 is unknown");
     expect_patched(step, 40 + 5, 250, HURRAY_ERROR_UNSUPPORTED, "arithmetic dtype 250 is unknown");
     expect_patched(step, 40 + 6, 0, HURRAY_ERROR_INVALID_DESCRIPTOR, "x refers to node 0");
-    expect_patched(step, 40 + 12, 1, HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (step): reserved byte 12");
+    expect_patched(step, 40 + 12, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
+                   "node 0 (step): reserved byte 12");
     expect_patched(step, 40 + 15, 1, HURRAY_ERROR_INVALID_DESCRIPTOR, "reserved byte 15");
     expect_patched(step, 136 + 1, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
                    "node 2 (constant): rank 1, but a constant has rank 0");
@@ -1132,8 +1170,10 @@ static void test_decode_refusals(void)
     const char *bits = "tensor shape=4\n"
                        "node 0 bits shape=4 inputs=1 shifts=0\n"
                        "node 1 stored dtype=uint4 shape=4\n";
-    expect_patched(bits, 40 + 13, 1, HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (bits): reserved byte 13");
-    expect_patched(bits, 40 + 20, 1, HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (bits): reserved byte 20");
+    expect_patched(bits, 40 + 13, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
+                   "node 0 (bits): reserved byte 13");
+    expect_patched(bits, 40 + 20, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
+                   "node 0 (bits): reserved byte 20");
     expect_patched(bits, 40 + 4, 0, HURRAY_ERROR_INVALID_DESCRIPTOR, "input count 0");
     expect_patched(bits, 40 + 4, 5, HURRAY_ERROR_INVALID_DESCRIPTOR, "input count 5");
     expect_patched(bits, 40 + 6, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
@@ -1142,8 +1182,10 @@ static void test_decode_refusals(void)
                          "node 0 gather shape=4 x=1 index=2 axis=0\n"
                          "node 1 stored dtype=float32 shape=4\n"
                          "node 2 stored dtype=int32 shape=4 buffer=1\n";
-    expect_patched(gather, 40 + 7, 1, HURRAY_ERROR_INVALID_DESCRIPTOR, "node 0 (gather): reserved byte 7");
-    expect_patched(gather, 40 + 5, 1, HURRAY_ERROR_INVALID_DESCRIPTOR, "node 2 (stored) is not reached");
+    expect_patched(gather, 40 + 7, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
+                   "node 0 (gather): reserved byte 7");
+    expect_patched(gather, 40 + 5, 1, HURRAY_ERROR_INVALID_DESCRIPTOR,
+                   "node 2 (stored) is not reached");
 }
 
 /* ---- version 1 beside version 2 -------------------------------------- */
@@ -1163,11 +1205,13 @@ static void test_version_one_beside(void)
     CHECK_OK(hurray_descriptor_result_dtype(v1, &u));
     CHECK(u == 0);
     CHECK_FAIL(hurray_descriptor_node_kind(v1, 0, &u), HURRAY_ERROR_OUT_OF_RANGE, "0 nodes");
-    CHECK_FAIL(hurray_descriptor_node_shape(v1, 0, &rank, &dims), HURRAY_ERROR_OUT_OF_RANGE, "node 0");
+    CHECK_FAIL(hurray_descriptor_node_shape(v1, 0, &rank, &dims), HURRAY_ERROR_OUT_OF_RANGE,
+               "node 0");
     CHECK_FAIL(hurray_descriptor_constant(v1, 0, &u, &u64), HURRAY_ERROR_OUT_OF_RANGE, "node 0");
     CHECK_FAIL(hurray_descriptor_set_result_dtype(v1, HURRAY_DTYPE_FLOAT16),
                HURRAY_ERROR_INVALID_ARGUMENT, "add its nodes first");
-    CHECK_FAIL(hurray_descriptor_stored_set_codes(v1, 0, 0, 0, 0), HURRAY_ERROR_OUT_OF_RANGE, "node 0");
+    CHECK_FAIL(hurray_descriptor_stored_set_codes(v1, 0, 0, 0, 0), HURRAY_ERROR_OUT_OF_RANGE,
+               "node 0");
     static uint8_t bytes[MAX_ENCODED];
     uint64_t len = encode(v1, bytes);
     CHECK(len == 32 + 2 * 16 + 16 && bytes[4] == 1); /* version 1, as before */
@@ -1209,8 +1253,8 @@ static void test_version_one_beside(void)
         CHECK_OK(check_sizes(v1, &six, 1));
         CHECK_OK(hurray_descriptor_set_packing(v1, HURRAY_PACKING_LSB_FIRST));
         CHECK_FAIL(hurray_descriptor_validate(v1), HURRAY_ERROR_INVALID_DESCRIPTOR, "lsb_first");
-        CHECK_FAIL(hurray_descriptor_set_packing(v1, HURRAY_PACKING_DENSE), HURRAY_ERROR_UNSUPPORTED,
-                   "packing 4 is unknown");
+        CHECK_FAIL(hurray_descriptor_set_packing(v1, HURRAY_PACKING_DENSE),
+                   HURRAY_ERROR_UNSUPPORTED, "packing 4 is unknown");
         hurray_descriptor_destroy(&v1);
     }
     CHECK_FAIL(hurray_dtype_bits(43, &u), HURRAY_ERROR_UNSUPPORTED, "unknown");
@@ -1266,7 +1310,8 @@ static void test_builder(void)
                HURRAY_ERROR_INVALID_ARGUMENT, "node 0 is a stored node, not step");
     CHECK_FAIL(hurray_descriptor_stored_set_byte_order(desc, 0, 2), HURRAY_ERROR_UNSUPPORTED,
                "byte order 2");
-    CHECK_FAIL(hurray_descriptor_stored_set_layout(desc, 0, 2), HURRAY_ERROR_UNSUPPORTED, "layout 2");
+    CHECK_FAIL(hurray_descriptor_stored_set_layout(desc, 0, 2), HURRAY_ERROR_UNSUPPORTED,
+               "layout 2");
     CHECK_FAIL(hurray_descriptor_stored_set_elements(desc, 0, 6), HURRAY_ERROR_UNSUPPORTED,
                "packing 6");
     CHECK_FAIL(hurray_descriptor_stored_set_codes(desc, 0, 0, 0, 2), HURRAY_ERROR_UNSUPPORTED,
@@ -1280,14 +1325,15 @@ static void test_builder(void)
     CHECK_FAIL(hurray_descriptor_stored_set_words(desc, 0, 8, 0, HURRAY_PACKING_SLOTS, 1, 0, 1, 2,
                                                   NULL),
                HURRAY_ERROR_NULL_ARGUMENT, "order is NULL");
-    CHECK_FAIL(hurray_descriptor_stored_set_words(desc, 0, 256, 0, HURRAY_PACKING_DENSE, 0, 0, 0,
-                                                  0, NULL),
+    CHECK_FAIL(hurray_descriptor_stored_set_words(desc, 0, 256, 0, HURRAY_PACKING_DENSE, 0, 0, 0, 0,
+                                                  NULL),
                HURRAY_ERROR_INVALID_ARGUMENT, "container_bits 256");
     CHECK_FAIL(hurray_descriptor_set_result_dtype(desc, 99), HURRAY_ERROR_UNSUPPORTED, "dtype 99");
     /* A checked descriptor forgets its verdict when a node changes. */
     CHECK_OK(check_sizes(desc, (const uint64_t[]){2}, 1));
     CHECK_OK(hurray_descriptor_stored_set_elements(desc, 0, HURRAY_PACKING_PADDED));
-    CHECK_FAIL(check_sizes(desc, (const uint64_t[]){2}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL, "node 0");
+    CHECK_FAIL(check_sizes(desc, (const uint64_t[]){2}, 1), HURRAY_ERROR_BUFFER_TOO_SMALL,
+               "node 0");
     CHECK_OK(hurray_descriptor_stored_set_elements(desc, 0, HURRAY_PACKING_NONE));
     CHECK_FAIL(hurray_descriptor_validate(desc), HURRAY_ERROR_INVALID_DESCRIPTOR, "packing none");
     CHECK_OK(hurray_descriptor_stored_set_elements(desc, 0, HURRAY_PACKING_LSB_FIRST));

@@ -75,13 +75,15 @@ static void pack(const HurrayNode *node, uint8_t *base, const uint64_t *index, u
     if (s->addressing == HURRAY_ADDRESSING_ELEMENTS) {
         if (s->layout == HURRAY_PART_LAYOUT_SWIZZLED_128X4) {
             uint64_t r = index[0], c = index[1], cp = (node->shape[1] + 3) / 4 * 4;
-            uint64_t at = (r / 128 * (cp / 4) + c / 4) * 512 + r % 32 * 16 + r % 128 / 32 * 4 + c % 4;
+            uint64_t at = (r / 128 * (cp / 4) + c / 4) * 512 + r % 32 * 16 + r % 128 / 32 * 4 +
+                          c % 4;
             put_unit(base + s->byte_offset + at * (b / 8), b / 8, s->byte_order, code);
             return;
         }
         if (s->packing == HURRAY_PACKING_GGML_SPLIT) {
             uint64_t run = flat / 32, j = flat % 32;
-            set_bits(base, (int64_t)(8 * (s->byte_offset + run * 16 + j % 16) + 4 * (j / 16)), code, 4);
+            set_bits(base, (int64_t)(8 * (s->byte_offset + run * 16 + j % 16) + 4 * (j / 16)), code,
+                     4);
             return;
         }
         int64_t e = 0;
@@ -157,7 +159,8 @@ static uint8_t *round_trip(const char *text, uint64_t size, uint64_t *codes_out)
     CHECK(codes != NULL);
     uint64_t index[HURRAY_MAX_RANK];
     for (uint64_t e = 0; e < count; e++) {
-        codes[e] = codes_out != NULL ? codes_out[e] : rng() & (b >= 64 ? UINT64_MAX : (((uint64_t)1 << b) - 1));
+        codes[e] = codes_out != NULL ? codes_out[e]
+                                     : rng() & (b >= 64 ? UINT64_MAX : (((uint64_t)1 << b) - 1));
         uint64_t rest = e;
         for (uint32_t k = node->rank; k-- > 0;) {
             index[k] = rest % node->shape[k];
