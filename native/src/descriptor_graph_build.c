@@ -149,6 +149,18 @@ static HurrayStatus node_of_kind(HurrayDescriptor *desc, const char *fn, uint32_
     return HURRAY_OK;
 }
 
+/* The NULL checks every add_* makes first, before it judges its other
+ * arguments. */
+static HurrayStatus require_desc(const HurrayDescriptor *desc, const uint32_t *out_node,
+                                 const char *fn)
+{
+    if (desc == NULL || out_node == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: %s is NULL", fn,
+                            desc == NULL ? "desc" : "out_node");
+    }
+    return HURRAY_OK;
+}
+
 /* A node index a field of one byte can hold (validation judges whether it
  * names a node, and one after the referring node). */
 static HurrayStatus check_reference(const char *fn, const char *field, uint32_t value)
@@ -187,6 +199,7 @@ HurrayStatus hurray_descriptor_add_stored(HurrayDescriptor *desc, uint32_t dtype
                                           uint64_t byte_offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_stored";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     HURRAY__TRY(check_dtype(fn, "dtype", dtype));
     int64_t strides[HURRAY_MAX_RANK];
     if (rank <= HURRAY_MAX_RANK && (shape != NULL || rank == 0)) {
@@ -349,6 +362,7 @@ HurrayStatus hurray_descriptor_add_constant(HurrayDescriptor *desc, uint32_t dty
                                             uint64_t value_bits, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_constant";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     HURRAY__TRY(check_dtype(fn, "dtype", dtype));
     HurrayNode *node = NULL;
     HURRAY__TRY(add_node(desc, fn, HURRAY_NODE_CONSTANT, 0, NULL, 0, out_node, &node));
@@ -362,6 +376,7 @@ HurrayStatus hurray_descriptor_add_step(HurrayDescriptor *desc, uint32_t form, u
                                         uint32_t scale, uint32_t offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_step";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     if (form < HURRAY_FORM_MUL || form > HURRAY_FORM_MUL_SUB) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: form %u is unknown", fn, (unsigned)form);
     }
@@ -416,6 +431,7 @@ HurrayStatus hurray_descriptor_add_ggml(HurrayDescriptor *desc, uint32_t ggml_ty
                                         uint64_t byte_offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_ggml";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     if (hurray__ggml_name(ggml_type) == NULL) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: ggml type %u is unknown", fn,
                             (unsigned)ggml_type);
@@ -434,6 +450,7 @@ HurrayStatus hurray_descriptor_add_bits(HurrayDescriptor *desc, uint32_t rank,
                                         int32_t offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_bits";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     if (input_count < 1 || input_count > 4) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
                             "%s: input_count %u is not between 1 and 4", fn, (unsigned)input_count);
@@ -463,6 +480,7 @@ HurrayStatus hurray_descriptor_add_gather(HurrayDescriptor *desc, uint32_t rank,
                                           uint32_t axis, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_gather";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     HURRAY__TRY(check_reference(fn, "x", x));
     HURRAY__TRY(check_reference(fn, "index", index));
     HURRAY__TRY(check_byte(fn, "axis", axis));

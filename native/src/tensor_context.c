@@ -27,11 +27,14 @@
  * rather than served. */
 #define HURRAY__TENSOR_CONTEXT_DEAD 0x44454144u
 
-/* Descriptor bytes are small (at most HURRAY_MAX_DESCRIPTOR_LEN); a length
- * far beyond that is a caller bug, refused before it becomes a huge copy.
- * Not the exact limit: a context carries bytes of encoding versions this
- * build may not know, which the consumer's decode judges. */
+/* Descriptor bytes are small (at most HURRAY_MAX_DESCRIPTOR_V2_LEN, for
+ * either encoding version); a length far beyond that is a caller bug,
+ * refused before it becomes a huge copy. Not the exact limit: a context
+ * carries bytes of encoding versions this build may not know, which the
+ * consumer's decode judges. */
 #define HURRAY__TENSOR_CONTEXT_MAX_DESCRIPTOR (1024u * 1024u)
+_Static_assert(HURRAY__TENSOR_CONTEXT_MAX_DESCRIPTOR >= HURRAY_MAX_DESCRIPTOR_V2_LEN,
+               "a context carries any descriptor this build writes");
 
 struct HurrayTensorContext {
     uint32_t magic;       /* frozen: offset 0 */
