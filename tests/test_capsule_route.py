@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import hurray
-from hurray import _protocol, protocol
+from hurray import _protocol
+from hurray.bridges import protocol
 from hurray.errors import (
     BufferTooSmallError,
     CapsuleError,
@@ -27,9 +28,9 @@ from hurray.errors import (
     InvalidDescriptorError,
     UnsupportedError,
 )
-from hurray.quantize import quantize_affine
+from hurray.quant.quantizers import quantize_affine
 from support.watched_tensor import watched_arange
-from hurray.tensor import Tensor
+from hurray.core.tensor import Tensor
 
 _api = ctypes.PyDLL(None)
 _api.PyCapsule_GetName.restype = ctypes.c_char_p

@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 
 import hurray
-from hurray import _core, _protocol, dlpack, numpy_bridge, protocol
+from hurray import _core, _protocol, _wiring
+from hurray.bridges import dlpack
+from hurray.bridges import numpy as numpy_bridge
 from hurray.errors import InvalidArgumentError, UnsupportedError
-from hurray.quantize import quantize_affine
-from hurray.tensor import Tensor
+from hurray.quant.quantizers import quantize_affine
+from hurray.core.tensor import Tensor
 from support.watched_tensor import watched_arange
 
 base = np.arange(24, dtype=np.float32).reshape(4, 6)
@@ -64,8 +66,8 @@ def test_from_numpy_in_c_hands_the_rest_to_python():
 @pytest.mark.parametrize("name", sorted(set(ARRAYS) - {"empty"}))
 def test_the_numpy_view_in_c_is_the_python_view(name):
     t = hurray.from_numpy(ARRAYS[name])
-    numpy_bridge._array_py(t)  # the dtype is known to the C half from now on
-    fast, slow = np.asarray(t), numpy_bridge._array_py(t)
+    _wiring.array_py(t)  # the dtype is known to the C half from now on
+    fast, slow = np.asarray(t), _wiring.array_py(t)
     assert type(fast.base).__name__ == "ViewBase" and fast.base.tensor is t
     assert fast.dtype == slow.dtype and fast.shape == slow.shape and fast.strides == slow.strides
     assert fast.__array_interface__["data"] == slow.__array_interface__["data"]
@@ -108,10 +110,10 @@ def test_a_closed_descriptor_is_left_to_python():
 
 def test_from_hurray_in_c_keeps_the_decoded_descriptor():
     t = hurray.from_numpy(np.arange(7, dtype=np.uint16))
-    protocol._descriptors.clear()
+    _core.descriptors.clear()
     # A capsule: the descriptor consume() decoded and checked is kept, not decoded again.
     back = hurray.from_hurray(t.__hurray__())
-    kept = protocol._descriptors[t.descriptor.encode()]
+    kept = _core.descriptors[t.descriptor.encode()]
     assert back.descriptor is kept and kept._box is not None
     assert hurray.from_hurray(t.__hurray__()).descriptor is kept
     assert np.array_equal(np.asarray(back), np.arange(7, dtype=np.uint16))
@@ -223,7 +225,7 @@ def test_keywords_the_c_halves_read_need_not_be_interned():
 def test_buffer_in_c_is_the_python_buffer():
     for a in (np.arange(10, dtype=np.int32), ARRAYS["read-only"], ARRAYS["reversed"]):
         t = hurray.from_numpy(a)
-        fast, slow = t.buffer(0), numpy_bridge._buffer_py(t, 0)
+        fast, slow = t.buffer(0), _wiring.buffer_py(t, 0)
         assert type(fast.base).__name__ == "ViewBase" and fast.base.tensor is t
         assert fast.dtype == slow.dtype == np.uint8 and fast.shape == slow.shape
         assert fast.__array_interface__["data"] == slow.__array_interface__["data"]

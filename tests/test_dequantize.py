@@ -16,8 +16,8 @@ import hurray
 from hurray import Descriptor, Part, Tensor
 from hurray.dtypes import DTYPES
 from hurray.errors import HurrayError, UnsupportedError
-from hurray.numpy_bridge import pack_tensor
-from hurray.packing import pack
+from hurray.bridges.numpy import pack_tensor
+from hurray.core.packing import pack
 from support.torch_warnings import QUIET_TORCH
 
 pytestmark = QUIET_TORCH
@@ -340,6 +340,6 @@ def test_dequantize_is_the_tensor_method():
     tensor = make("int8", (8,), [q, np.array([0.5], np.float32)],
                   {"values": ("int8", 0, 0), "scale": ("float32", 1, 0)}, scheme="affine", granularity="per_tensor")
     assert tensor.dequantize().tolist() == [0.5 * v for v in range(-4, 4)]
-    from hurray.dequantize import dequantize
+    from hurray.quant.dequantizers import dequantize
 
     assert dequantize(tensor).tolist() == tensor.dequantize().tolist()

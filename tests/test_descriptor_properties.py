@@ -6,7 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from hurray import Descriptor, Part, dtypes, from_numpy, packing
+from hurray import Descriptor, Part, dtypes, from_numpy
+from hurray.core import packing
 from hurray._ffi import lib
 from hurray.errors import HurrayError
 

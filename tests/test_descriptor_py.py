@@ -286,7 +286,7 @@ def test_errors_carry_the_c_status_and_message():
 
 def test_c_handles_are_destroyed_exactly_once(monkeypatch):
     """Garbage collection, close() and close() again free each C descriptor once."""
-    from hurray import descriptor as descriptor_module
+    from hurray.core import descriptor as descriptor_module
 
     freed = []
     original = descriptor_module._destroy

@@ -18,11 +18,11 @@ import torch
 
 import hurray
 from hurray import _dlpack
-from hurray.descriptor import Descriptor, Part
-from hurray.dlpack import DLPackError, from_dlpack
+from hurray.core.descriptor import Descriptor, Part
+from hurray.bridges.dlpack import DLPackError, from_dlpack
 from hurray.errors import CapsuleError, HurrayError, UnsupportedError
-from hurray.numpy_bridge import from_numpy
-from hurray.tensor import Tensor
+from hurray.bridges.numpy import from_numpy
+from hurray.core.tensor import Tensor
 
 # ---- ctypes mirror of the DLPack structs, to read and forge capsules ----
 
@@ -1008,8 +1008,8 @@ def test_capsules_and_views_alive_at_exit_do_not_crash():
     script = textwrap.dedent(
         """
         import numpy as np, torch
-        from hurray.numpy_bridge import from_numpy
-        from hurray.dlpack import from_dlpack
+        from hurray.bridges.numpy import from_numpy
+        from hurray.bridges.dlpack import from_dlpack
         t = from_numpy(np.arange(8.0))
         KEEP = [t.__dlpack__(max_version=(1, 1)), t.__dlpack__(), np.from_dlpack(t),
                 torch.from_dlpack(t), from_dlpack(torch.arange(3)), from_dlpack(np.arange(3))]
@@ -1031,7 +1031,7 @@ FINALIZING_SCRIPT = textwrap.dedent(
     import os, sys
     import numpy as np, torch
     from hurray import _dlpack
-    from hurray.numpy_bridge import from_numpy
+    from hurray.bridges.numpy import from_numpy
 
     class DropsAtExit:
         def __init__(self):
@@ -1137,7 +1137,7 @@ def test_vendored_dlpack_header_is_whole_licensed_and_described():
     import re
 
     folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                          "src", "hurray", "third_party", "dlpack")
+                          "src", "hurray", "_ext", "third_party", "dlpack")
     with open(os.path.join(folder, "dlpack.h"), encoding="utf-8") as f:
         header = f.read()
     with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:

@@ -1,9 +1,11 @@
-"""Facts Python reads from the C library instead of typing them again (hurray._facts)."""
+"""Facts Python reads from the C library instead of typing them again (hurray.core._facts)."""
 import numpy as np
 import pytest
 
-from hurray import _facts, descriptor, gguf
-from hurray.dequantize import swizzled_count, swizzled_index
+from hurray.core import _facts
+from hurray.core import descriptor
+from hurray.quant import ggml as gguf
+from hurray.quant.dequantizers import swizzled_count, swizzled_index
 from hurray.errors import HurrayOverflowError, InvalidArgumentError
 
 

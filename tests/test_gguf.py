@@ -9,7 +9,7 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 import hurray
 from hurray import Descriptor, HurrayError, Part, Tensor
 from hurray.errors import BufferTooSmallError, InvalidArgumentError, UnsupportedError
-from hurray.gguf import decode_blocks, from_gguf, to_gguf
+from hurray.quant.ggml import decode_blocks, from_gguf, to_gguf
 
 QUANTIZABLE = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4"]
 ALL = QUANTIZABLE + ["Q4_K", "Q6_K"]

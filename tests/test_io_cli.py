@@ -67,7 +67,7 @@ class FakeTerminal:
 
 
 def test_progress_bar_only_on_a_terminal_for_large_files(tmp_path, monkeypatch):
-    from hurray.commands import verify
+    from hurray.cli import verify
 
     path = sample(tmp_path)
     args = type("Args", (), {"file": str(path)})

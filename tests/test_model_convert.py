@@ -10,10 +10,10 @@ import pytest
 from gguf import GGMLQuantizationType
 
 import hurray
-from hurray._progress import Bar
-from hurray.convert import convert
+from hurray.cli._progress import Bar
+from hurray import convert
 from hurray.errors import InvalidArgumentError, UnsupportedError
-from hurray.gguf_write import save_gguf
+from hurray.formats.gguf_write import save_gguf
 from support.tensor_kinds import GGML_NAMES, ggml_blocks, kinds, reached_bytes, weights
 
 GGUF_HOLDS = ["float32", "float64_3d", "int64", "scalar", "bfloat16", "float16"] + \
@@ -169,7 +169,7 @@ def test_progress_bar_only_on_a_terminal():
 
 
 def test_cli_convert_draws_its_bar_on_a_terminal(tmp_path):
-    from hurray.commands import convert as cli_convert
+    from hurray.cli import convert_files as cli_convert
 
     source = tmp_path / "in.gguf"
     write_with_gguf_py(source)

@@ -246,12 +246,12 @@ def test_from_numpy_encodes_only_when_asked():
 
 
 def test_from_numpy_spans_are_still_checked(monkeypatch):
-    from hurray import tensor as tensor_module
+    from hurray.core import tensor as tensor_module
 
     calls = []
     real = tensor_module.check_spans
     monkeypatch.setattr(tensor_module, "check_spans", lambda d, spans: calls.append(spans) or real(d, spans))
-    from hurray import numpy_bridge
+    from hurray.bridges import numpy as numpy_bridge
 
     # A dtype from_numpy has not met yet takes the Python path, which checks
     # the spans through check_spans; the C path (hurray._core) runs

@@ -1,10 +1,11 @@
-"""hurray.packing against bit-by-bit references written from the spec."""
+"""hurray.core.packing against bit-by-bit references written from the spec."""
 import ml_dtypes
 import numpy as np
 import pytest
 
-from hurray import Descriptor, Tensor, packing
-from hurray.numpy_bridge import pack_tensor
+from hurray import Descriptor, Tensor
+from hurray.core import packing
+from hurray.bridges.numpy import pack_tensor
 from hurray.errors import HurrayError, InvalidArgumentError, UnsupportedError
 
 RNG = np.random.default_rng(7)

@@ -1,4 +1,4 @@
-"""Dask distributed's own serializer for a Tensor (hurray._dask, ADR-049):
+"""Dask distributed's own serializer for a Tensor (hurray.bridges.dask, ADR-049):
 registered whenever distributed is loaded, before or after hurray, without
 hurray importing it; buffers as frames without a copy, whatever the pickle
 protocol of the connection; and every kind of bad frame list refused with a
@@ -44,7 +44,7 @@ def test_registered_whichever_is_imported_first(order):
         "import sys\n"
         "from distributed.protocol.serialize import dask_serialize, dask_deserialize\n"
         "from dask.sizeof import sizeof\n"
-        "from hurray._dask import _Watcher\n"
+        "from hurray.bridges.dask import _Watcher\n"
         "print(dask_serialize.dispatch(hurray.Tensor).__qualname__, dask_deserialize.dispatch(hurray.Tensor).__qualname__)\n"
         "print(sizeof(hurray.from_numpy(__import__('numpy').zeros(1000, 'float32'))))\n"
         "print(any(isinstance(f, _Watcher) for f in sys.meta_path))\n"

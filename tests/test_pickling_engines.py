@@ -80,7 +80,7 @@ def test_dask_sends_each_buffer_as_its_own_frame_without_a_copy():
     tensor = SAMPLES["affine"]
     # context: what a connection to the scheduler negotiates (pickle protocol 4).
     header, frames = serialize(tensor, context={"pickle-protocol": 4})
-    assert header["serializer"] == "dask"  # hurray._dask's, not pickle's
+    assert header["serializer"] == "dask"  # hurray.bridges.dask's, not pickle's
     assert len(frames) == len(tensor.buffers)
     for frame, (address, nbytes) in zip(frames, tensor.buffers):
         view = memoryview(frame).cast("B")
@@ -98,9 +98,9 @@ def test_dask_scatter_dequantize_on_a_worker_and_gather(dask_client):
 
     worker_pids = set(dask_client.run(os.getpid).values())
     assert len(worker_pids) == 2 and os.getpid() not in worker_pids
-    # Through the scheduler (the default) and direct to the workers: both with hurray._dask's serializer,
+    # Through the scheduler (the default) and direct to the workers: both with hurray.bridges.dask's serializer,
     # which every worker has registered.
-    assert set(dask_client.run(dask_serializer_module).values()) == {"hurray._dask"}
+    assert set(dask_client.run(dask_serializer_module).values()) == {"hurray.bridges.dask"}
     for name, direct in [(name, direct) for name in NAMES for direct in (None, True)]:
         local = SAMPLES[name]
         future = dask_client.scatter(local, timeout=TIMEOUT, direct=direct)

@@ -29,7 +29,7 @@ from hurray.errors import (
     NullArgumentError,
     UnsupportedError,
 )
-from hurray.protocol import from_hurray
+from hurray.bridges.protocol import from_hurray
 
 from support.spec_encoding import row_major, spec_bytes
 

@@ -18,7 +18,7 @@ import pytest
 
 import hurray
 from hurray import _protocol
-from hurray.protocol import from_hurray
+from hurray.bridges.protocol import from_hurray
 from support.cbuild import build_installed
 
 DEATHS = []  # one entry per Source that died; list.append is atomic

@@ -13,7 +13,7 @@ import torch
 
 from hurray import HurrayError
 from hurray.errors import InvalidArgumentError, UnsupportedError
-from hurray.quantize import quantize_affine, quantize_mx, quantize_nvfp4
+from hurray.quant.quantizers import quantize_affine, quantize_mx, quantize_nvfp4
 from support.torch_warnings import QUIET_TORCH
 
 pytestmark = QUIET_TORCH

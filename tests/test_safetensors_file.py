@@ -238,7 +238,7 @@ def test_tensors_outlive_the_closed_file(saved):
 
 def test_fp6_bit_stream_order():
     """F6: element 0 in the low six bits of byte 0, then onwards: four elements in three bytes."""
-    from hurray.safetensors_file import _pack6, _unpack6
+    from hurray.formats.safetensors_file import _pack6, _unpack6
 
     codes = np.array([1, 2, 3, 63], np.uint8)
     packed = _pack6(codes)

@@ -225,7 +225,7 @@ def test_big_endian_descriptor_over_raw_bytes():
 
 
 def test_views_check_their_reach():
-    from hurray import _views
+    from hurray.core import _views
 
     data = np.arange(4, dtype=np.float32)
     t = from_numpy(data)
@@ -261,24 +261,27 @@ def test_delegated_methods_reach_their_modules():
     assert np.shares_memory(np.asarray(back), a) and np.array_equal(np.asarray(back), a)
 
 
-def test_delegates_are_bound_once():
-    import hurray.dequantize
-    import hurray.dlpack
-    import hurray.protocol
-    import hurray.tensor
+def test_methods_of_other_layers_are_their_functions():
+    import hurray._wiring
+    from hurray.bridges import dlpack, pickling, protocol
+    from hurray.quant import dequantizers, ggml
 
+    # hurray._wiring sets them on the class: each is the function itself, no stand-in.
+    assert Tensor.dequantize is dequantizers.dequantize
+    assert Tensor.to_ggml is Tensor.to_gguf is ggml.to_ggml
+    assert Tensor.__copy__ is pickling.copy_tensor and Tensor.__deepcopy__ is pickling.deepcopy_tensor
+    assert hurray._wiring.dlpack_py is dlpack.to_dlpack  # the Python half of __dlpack__
     t = from_numpy(np.arange(4, dtype=np.float32))
-    t.__hurray__(), t.__dlpack__(), t.__dlpack_device__(), t.dequantize()
-    # After the first call each method calls the function itself: no import per call.
-    assert hurray.tensor._to_dlpack is hurray.dlpack.to_dlpack
-    assert hurray.tensor._dequantize is hurray.dequantize.dequantize
     # __dlpack_device__ is hurray._core's, in C (ADR-046): no Python at all.
-    assert type(hurray.tensor.Tensor.__dict__["__dlpack_device__"]).__name__ == "method_descriptor"
-    assert t.__dlpack_device__() == hurray.dlpack.dlpack_device(t)
+    assert type(Tensor.__dict__["__dlpack_device__"]).__name__ == "method_descriptor"
+    assert t.__dlpack_device__() == dlpack.dlpack_device(t)
     # So is __hurray__ (ADR-048, amended): protocol.to_capsule in C.
-    assert type(hurray.tensor.Tensor.__dict__["__hurray__"]).__name__ == "method_descriptor"
+    assert type(Tensor.__dict__["__hurray__"]).__name__ == "method_descriptor"
     capsule = t.__hurray__()
-    assert hurray.protocol.from_hurray(capsule).descriptor == t.descriptor
+    assert protocol.from_hurray(capsule).descriptor == t.descriptor
+    # Installing twice changes nothing (the C halves would else wrap themselves).
+    hurray._wiring.install()
+    assert hurray._wiring.dlpack_py is dlpack.to_dlpack
 
 
 def test_the_cached_view_keeps_every_refusal():

@@ -3,8 +3,8 @@
  * view (Tensor.__array__), and making Tensor and Descriptor objects, with no
  * per-call Python.
  *
- * The Python classes stay the API: Tensor (tensor.py) and Descriptor
- * (descriptor.py) keep their __slots__, and this module reads and writes
+ * The Python classes stay the API: Tensor (core/tensor.py) and Descriptor
+ * (core/descriptor.py) keep their __slots__, and this module reads and writes
  * those slots at the offsets their member descriptors give (setup()). It
  * handles only the common cases and hands everything else -- a subclass, a
  * dtype it has not been told, a quantized or packed tensor, a dtype or copy
@@ -51,14 +51,13 @@ static PyObject *from_hurray_py;      /* the Python from_hurray */
 static PyObject *refuse_py;           /* protocol._refuse: raises what __hurray__ did wrong */
 static PyObject *to_capsule_py;       /* protocol.to_capsule: Tensor.__hurray__ in Python */
 static PyObject *hurray_name;         /* "__hurray__", interned (module init) */
-static PyObject *descriptors;         /* protocol._descriptors: {bytes: Descriptor} */
-#define DESCRIPTOR_CACHE_SIZE 256     /* as protocol._DESCRIPTOR_CACHE_SIZE */
+static PyObject *descriptors;         /* the descriptor cache: {bytes: Descriptor} (module init) */
 static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
 static PyObject *dlpack_export;       /* hurray._dlpack.export */
 static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
 static PyObject *cpu_device;          /* (kDLCPU, 0) */
 static PyObject *buffer_py;           /* the Python Tensor.buffer */
-static PyObject *check_spans_py;      /* _checks.check_spans, which raises what is wrong */
+static PyObject *check_spans_py;      /* descriptor.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
 static PyObject *array_names[2];              /* "dtype", "copy", interned (module init) */
 static PyObject *dlpack_names[4];             /* "stream", "max_version", "dl_device", "copy" */
@@ -72,18 +71,6 @@ static void fill(PyObject *obj, Py_ssize_t offset, PyObject *value)
 }
 
 /* ---- the C descriptor, owned by a capsule ------------------------------ */
-
-static const char BOX_NAME[] = "hurray_descriptor";
-
-static void box_destructor(PyObject *box)
-{
-    HurrayDescriptor *desc = PyCapsule_GetPointer(box, BOX_NAME);
-    if (desc == NULL) {
-        PyErr_Clear(); /* unreachable: only new_descriptor makes these */
-        return;
-    }
-    hurray_descriptor_destroy(&desc);
-}
 
 /* The C descriptor a Descriptor owns, or NULL with no exception set when it
  * has been closed (its _address is None; Python then says so). */
@@ -121,15 +108,13 @@ static PyObject *span_tuple(uint64_t address, uint64_t nbytes)
  * handle is left None for Descriptor.handle to make on first use. */
 static PyObject *new_descriptor(HurrayDescriptor *desc)
 {
-    PyObject *box = PyCapsule_New(desc, BOX_NAME, box_destructor);
-    if (box == NULL) {
-        hurray_descriptor_destroy(&desc);
+    PyObject *box, *address;
+    if (hurray__py_descriptor_box(desc, &box, &address) < 0) {
         return NULL;
     }
-    PyObject *address = PyLong_FromVoidPtr(desc);
-    PyObject *self = address == NULL ? NULL : descriptor_type->tp_alloc(descriptor_type, 0);
+    PyObject *self = descriptor_type->tp_alloc(descriptor_type, 0);
     if (self == NULL) {
-        Py_XDECREF(address);
+        Py_DECREF(address);
         Py_DECREF(box);
         return NULL;
     }
@@ -178,7 +163,7 @@ static HurrayStatus check_one_span(const HurrayDescriptor *desc, void *data, uin
 
 /* ---- from_numpy -------------------------------------------------------- */
 
-/* The descriptor from_numpy builds (numpy_bridge.from_numpy states the
+/* The descriptor from_numpy builds (bridges/numpy.py states the
  * rules), or NULL with no exception set when the Python path must decide. */
 static HurrayDescriptor *describe_array(PyArrayObject *arr, PyObject *codes, uint64_t *out_low,
                                         uint64_t *out_span)
@@ -316,6 +301,16 @@ static PyObject *encoding_of(PyObject *descriptor)
     return bytes;
 }
 
+/* ---- the descriptor cache ---------------------------------------------- */
+
+/* Decoded descriptors by their canonical bytes: the package's one cache of
+ * them, for this file's hot paths and for the Python ones (protocol.py and
+ * io/_pairs.py, through kept() and keep()). A Descriptor is immutable and
+ * equal bytes are an equal descriptor, so tensors of one shape and type share
+ * one; decoding again each time would cost more than a whole capsule
+ * exchange. Bounded by clearing when full, which only costs re-decoding. */
+#define DESCRIPTOR_CACHE_SIZE 256
+
 /* The descriptor this path kept last (strong), compared by its bytes before
  * the dict is asked: a stream of capsules of one shape then needs no bytes
  * object and no hash. A Descriptor is immutable and equal bytes are an equal
@@ -349,8 +344,22 @@ static PyObject *kept_descriptor(const uint8_t *raw, uint64_t len)
     return descriptor;
 }
 
+/* Keeps descriptor under bytes, in the dict and as last_kept: the cache's
+ * one rule (a full cache is cleared first). 0, or -1 with an error set. */
+static int keep_as(PyObject *bytes, PyObject *descriptor)
+{
+    if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
+        PyDict_Clear(descriptors);
+    }
+    if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
+        return -1;
+    }
+    Py_XSETREF(last_kept, Py_NewRef(descriptor));
+    return 0;
+}
+
 /* A new Descriptor owning desc (decoded and checked: ADR-046), its bytes
- * set, kept in the dict and as last_kept; destroys desc on failure. */
+ * set, kept in the cache; destroys desc on failure. */
 static PyObject *keep_descriptor(HurrayDescriptor *desc, const uint8_t *raw, uint64_t len)
 {
     PyObject *descriptor = new_descriptor(desc); /* destroys desc on failure */
@@ -363,15 +372,55 @@ static PyObject *keep_descriptor(HurrayDescriptor *desc, const uint8_t *raw, uin
         return NULL;
     }
     Py_SETREF(SLOT(descriptor, slot.bytes), bytes);
-    if (PyDict_GET_SIZE(descriptors) >= DESCRIPTOR_CACHE_SIZE) {
-        PyDict_Clear(descriptors);
-    }
-    if (PyDict_SetItem(descriptors, bytes, descriptor) < 0) {
+    if (keep_as(bytes, descriptor) < 0) {
         Py_DECREF(descriptor);
         return NULL;
     }
-    Py_XSETREF(last_kept, Py_NewRef(descriptor));
     return descriptor;
+}
+
+PyDoc_STRVAR(kept_doc, "kept(data, /) -> Descriptor or None\n"
+                       "\n"
+                       "The open Descriptor the cache keeps for the bytes data, or None.");
+
+static PyObject *core_kept(PyObject *module, PyObject *data)
+{
+    (void)module;
+    if (!PyBytes_CheckExact(data)) {
+        return PyErr_Format(PyExc_TypeError, "kept() takes bytes, not %s", Py_TYPE(data)->tp_name);
+    }
+    PyObject *descriptor = descriptor_type == NULL
+                               ? NULL
+                               : kept_descriptor((const uint8_t *)PyBytes_AS_STRING(data),
+                                                 (uint64_t)PyBytes_GET_SIZE(data));
+    if (descriptor == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    return Py_NewRef(descriptor);
+}
+
+PyDoc_STRVAR(keep_doc, "keep(descriptor, /) -> descriptor\n"
+                       "\n"
+                       "Keeps descriptor in the cache under its encoding, and returns it.");
+
+static PyObject *core_keep(PyObject *module, PyObject *descriptor)
+{
+    (void)module;
+    PyObject *bytes = PyObject_CallMethod(descriptor, "encode", NULL);
+    if (bytes == NULL) {
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(bytes)) {
+        Py_DECREF(bytes);
+        return PyErr_Format(PyExc_TypeError, "keep(): %s.encode() did not return bytes",
+                            Py_TYPE(descriptor)->tp_name);
+    }
+    int kept = keep_as(bytes, descriptor);
+    Py_DECREF(bytes);
+    return kept < 0 ? NULL : Py_NewRef(descriptor);
 }
 
 /* The consumer's half of from_hurray for a capsule: take it (checked in
@@ -453,7 +502,7 @@ static PyObject *capsule_of(PyObject *obj)
 PyDoc_STRVAR(hurray_doc, "__hurray__() -> PyCapsule\n"
                          "\n"
                          "A \"hurray_tensor\" capsule sharing this tensor's memory (see\n"
-                         "hurray.protocol.to_capsule); the plain case in C.");
+                         "hurray.bridges.protocol.to_capsule); the plain case in C.");
 
 /* Tensor.__hurray__: protocol.to_capsule without its Python frames, for an
  * exact, writable Tensor whose descriptor has its bytes (or can encode
@@ -910,7 +959,7 @@ static PyObject *core_tensor_from_spans(PyObject *module, PyObject *const *args,
 /* ---- Tensor.__dlpack__ and __dlpack_device__ ------------------------------ */
 
 /* A zero-copy versioned capsule for a plain writable tensor whose plan
- * hurray.dlpack has made (dlpack._PLANS), or NULL with no exception set
+ * hurray.bridges.dlpack has made (dlpack._PLANS), or NULL with no exception set
  * when the Python path must decide. */
 static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
 {
@@ -977,7 +1026,7 @@ static PyObject *plain_dlpack(PyObject *self, PyObject *max_version)
 PyDoc_STRVAR(dlpack_doc,
              "__dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None)\n"
              "\n"
-             "A DLPack capsule sharing the tensor's memory (see hurray.dlpack); the plain\n"
+             "A DLPack capsule sharing the tensor's memory (see hurray.bridges.dlpack); the plain\n"
              "zero-copy versioned case in C.");
 
 static PyObject *core_dlpack(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -1027,7 +1076,7 @@ PyDoc_STRVAR(
     setup_dlpack_doc,
     "setup_dlpack(dlpack, export, plans, cpu_device, /) -> (__dlpack__, __dlpack_device__)\n"
     "\n"
-    "Called once by hurray.dlpack (after setup()): the Python Tensor.__dlpack__,\n"
+    "Called once by hurray._wiring (after setup()): the Python Tensor.__dlpack__,\n"
     "hurray._dlpack.export, the plan cache, and (kDLCPU, 0).");
 
 static PyObject *core_setup_dlpack(PyObject *module, PyObject *args)
@@ -1080,7 +1129,7 @@ static int offset_of(PyTypeObject *type, const char *name, Py_ssize_t *out)
 PyDoc_STRVAR(setup_doc,
              "setup(Tensor, Descriptor, numpy_codes, numpy_dtypes, from_numpy, array, /)\n"
              "\n"
-             "Called once by hurray.tensor: the classes whose slots this module fills,\n"
+             "Called once by hurray._wiring: the classes whose slots this module fills,\n"
              "the two lookup tables the Python side fills as it meets dtypes, the\n"
              "Python implementations everything else goes to. Returns Tensor.__array__\n"
              "in C.");
@@ -1115,23 +1164,22 @@ static PyObject *core_setup(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_protocol_doc,
-             "setup_protocol(from_hurray, refuse, descriptors, to_capsule, /) -> __hurray__\n"
+             "setup_protocol(from_hurray, refuse, to_capsule, /) -> __hurray__\n"
              "\n"
-             "Called once by hurray.protocol (after setup()): the Python from_hurray,\n"
-             "protocol._refuse (the errors of a producer's __hurray__), the\n"
-             "descriptor cache, and protocol.to_capsule; hurray._protocol's C API (the\n"
+             "Called once by hurray._wiring (after setup()): the Python from_hurray,\n"
+             "protocol._refuse (the errors of a producer's __hurray__), and\n"
+             "protocol.to_capsule; hurray._protocol's C API (the\n"
              "Holder of a Tensor's exchange, ADR-048, taking a capsule, making one) is\n"
              "imported here. Returns Tensor.__hurray__ in C.");
 
 static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *from_hurray, *refuse, *cache, *to_capsule;
+    PyObject *from_hurray, *refuse, *to_capsule;
     if (!after_setup("setup_protocol")) {
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOO!O:setup_protocol", &from_hurray, &refuse, &PyDict_Type, &cache,
-                          &to_capsule)) {
+    if (!PyArg_ParseTuple(args, "OOO:setup_protocol", &from_hurray, &refuse, &to_capsule)) {
         return NULL;
     }
     const HurrayProtocolApi *api = PyCapsule_Import(HURRAY_PROTOCOL_API, 0);
@@ -1141,7 +1189,6 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
     protocol_api = api;
     Py_XSETREF(from_hurray_py, Py_NewRef(from_hurray));
     Py_XSETREF(refuse_py, Py_NewRef(refuse));
-    Py_XSETREF(descriptors, Py_NewRef(cache));
     Py_XSETREF(to_capsule_py, Py_NewRef(to_capsule));
     return PyDescr_NewMethod(tensor_type, &hurray_method);
 }
@@ -1149,8 +1196,8 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 PyDoc_STRVAR(setup_memory_doc,
              "setup_memory(buffer, check_spans, /) -> Tensor.buffer in C\n"
              "\n"
-             "Called once by hurray.numpy_bridge (after setup()): the Python\n"
-             "Tensor.buffer and _checks.check_spans, which the C halves fall back to.");
+             "Called once by hurray._wiring (after setup()): the Python\n"
+             "Tensor.buffer and descriptor.check_spans, which the C halves fall back to.");
 
 static PyObject *core_setup_memory(PyObject *module, PyObject *args)
 {
@@ -1177,16 +1224,14 @@ static PyMethodDef core_methods[] = {
     {"decode", core_decode, METH_O, decode_doc},
     {"setup_protocol", core_setup_protocol, METH_VARARGS, setup_protocol_doc},
     {"setup_dlpack", core_setup_dlpack, METH_VARARGS, setup_dlpack_doc},
+    {"kept", core_kept, METH_O, kept_doc},
+    {"keep", core_keep, METH_O, keep_doc},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "hurray._core",
-    .m_doc = "The hot path in C: from_numpy and a Tensor's numpy view (ADR-046).",
-    .m_size = -1,
-    .m_methods = core_methods,
-};
+HURRAY__PY_MODULE_DEF(core_module, "hurray._core",
+                      "The hot path in C: from_numpy and a Tensor's numpy view (ADR-046).",
+                      core_methods);
 
 /* Interns each of names into out; 0, or -1 with an error set. */
 static int intern_names(const char *const *names, int n, PyObject **out)
@@ -1209,18 +1254,15 @@ PyMODINIT_FUNC PyInit__core(void)
         return NULL;
     }
     import_array();
-    if (PyType_Ready(&ViewBaseType) < 0) {
+    if (descriptors == NULL && (descriptors = PyDict_New()) == NULL) {
         return NULL;
     }
-    PyObject *module = PyModule_Create(&core_module);
-    if (module == NULL) {
-        return NULL;
-    }
-    Py_INCREF(&ViewBaseType);
-    if (PyModule_AddObject(module, "ViewBase", (PyObject *)&ViewBaseType) < 0) {
-        Py_DECREF(&ViewBaseType);
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    const HurrayPyItem items[] = {
+        HURRAY__PY_TYPE("ViewBase", &ViewBaseType),
+        /* For inspection and the tests; kept() and keep() are the way in. */
+        HURRAY__PY_OBJECT("descriptors", Py_NewRef(descriptors)),
+        HURRAY__PY_INT("DESCRIPTOR_CACHE_SIZE", DESCRIPTOR_CACHE_SIZE),
+        HURRAY__PY_END,
+    };
+    return hurray__py_module_new(&core_module, items);
 }

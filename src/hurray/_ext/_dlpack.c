@@ -63,7 +63,7 @@ _Static_assert(DLPACK_MAJOR_VERSION == HURRAY_DLPACK_MAJOR,
 /* The two errors this module raises: a tensor DLPack cannot carry or Hurray
  * cannot hold (hurray.dlpack.DLPackError), and an unusable capsule
  * (hurray.errors.CapsuleError). Always return NULL. */
-#define refuse(...) hurray__py_raise("hurray.dlpack", "DLPackError", 0, __VA_ARGS__)
+#define refuse(...) hurray__py_raise("hurray.errors", "DLPackError", 0, __VA_ARGS__)
 #define capsule_error(...) hurray__py_raise("hurray.errors", "CapsuleError", 0, __VA_ARGS__)
 
 /* ---- the producer side ----------------------------------------------- */
@@ -544,38 +544,21 @@ static PyMethodDef dlpack_methods[] = {
     {"export", (PyCFunction)(void (*)(void))dlpack_export, METH_FASTCALL, export_doc},
     {"inspect", dlpack_inspect, METH_O, inspect_doc},
     {"take", dlpack_take, METH_VARARGS, take_doc},
-    {"_owner_counters", hurray__py_owner_counters, METH_NOARGS,
-     PyDoc_STR(HURRAY__PY_OWNER_COUNTERS_DOC)},
+    HURRAY__PY_OWNER_COUNTERS_METHOD,
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef dlpack_module = {
-    PyModuleDef_HEAD_INIT,
-    "hurray._dlpack",
-    "The DLPack bridge's C side.",
-    -1,
-    dlpack_methods,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-};
+HURRAY__PY_MODULE_DEF(dlpack_module, "hurray._dlpack", "The DLPack bridge's C side.",
+                      dlpack_methods);
 
 PyMODINIT_FUNC PyInit__dlpack(void)
 {
-    if (PyType_Ready(&OwnerType) < 0) {
-        return NULL;
-    }
-    PyObject *module = PyModule_Create(&dlpack_module);
-    if (module == NULL) {
-        return NULL;
-    }
-    if (PyModule_AddObjectRef(module, "Owner", (PyObject *)&OwnerType) < 0 ||
-        hurray__py_add_capsule_type(module) < 0 ||
-        PyModule_AddIntConstant(module, "DLPACK_MAJOR", HURRAY_DLPACK_MAJOR) < 0 ||
-        PyModule_AddIntConstant(module, "DLPACK_MINOR", HURRAY_DLPACK_MINOR) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    const HurrayPyItem items[] = {
+        HURRAY__PY_TYPE("Owner", &OwnerType),
+        HURRAY__PY_CAPSULE_TYPE,
+        HURRAY__PY_INT("DLPACK_MAJOR", HURRAY_DLPACK_MAJOR),
+        HURRAY__PY_INT("DLPACK_MINOR", HURRAY_DLPACK_MINOR),
+        HURRAY__PY_END,
+    };
+    return hurray__py_module_new(&dlpack_module, items);
 }

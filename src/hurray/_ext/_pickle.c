@@ -1,8 +1,8 @@
 /*
  * hurray._pickle -- pickling a Tensor, in C (ADR-043, ADR-049).
  *
- * Two functions, both published under hurray.pickling's names, because the
- * reconstructor's name is written into every pickle:
+ * Two functions; the reconstructor is published as hurray.pickling's, because
+ * its name is written into every pickle:
  *
  * - reduce_ex(tensor, protocol), which becomes Tensor.__reduce_ex__: the
  *   descriptor bytes and each buffer's length (with a fingerprint where two
@@ -21,8 +21,7 @@
  * A Tensor subclass is read through its attributes, never its slots: a
  * hurray.io LazyTensor verifies its memory when _buffers is read (ADR-040).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_pyruntime.h"
 
 #include <stdint.h>
 
@@ -504,7 +503,7 @@ PyDoc_STRVAR(setup_doc, "setup(Tensor, versions, decode, decode_py, tensor_from_
                         "refuse_versions, CorruptError, /)\n"
                         "    -> Tensor.__reduce_ex__ in C\n"
                         "\n"
-                        "Called once by hurray.pickling: the versions every state carries,\n"
+                        "Called once by hurray._wiring: the versions every state carries,\n"
                         "hurray._core's decode and tensor_from_spans, the Python functions that\n"
                         "raise what is wrong, and the error class for a corrupt state.");
 
@@ -530,13 +529,8 @@ static PyMethodDef pickle_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef pickle_module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "hurray._pickle",
-    .m_doc = "Pickling a Tensor in C (ADR-043, ADR-049).",
-    .m_size = -1,
-    .m_methods = pickle_methods,
-};
+HURRAY__PY_MODULE_DEF(pickle_module, "hurray._pickle", "Pickling a Tensor in C (ADR-043, ADR-049).",
+                      pickle_methods);
 
 static int intern(PyObject **out, const char *name)
 {
@@ -546,23 +540,19 @@ static int intern(PyObject **out, const char *name)
 
 PyMODINIT_FUNC PyInit__pickle(void)
 {
-    if (PyType_Ready(&SpanType) < 0 || intern(&str_descriptor, "_descriptor") < 0 ||
-        intern(&str_buffers, "_buffers") < 0 || intern(&str_readonly, "_readonly") < 0 ||
-        intern(&str_encode, "encode") < 0 || intern(&str_tobytes, "tobytes") < 0) {
-        return NULL;
-    }
-    PyObject *module = PyModule_Create(&pickle_module);
-    if (module == NULL) {
+    if (intern(&str_descriptor, "_descriptor") < 0 || intern(&str_buffers, "_buffers") < 0 ||
+        intern(&str_readonly, "_readonly") < 0 || intern(&str_encode, "encode") < 0 ||
+        intern(&str_tobytes, "tobytes") < 0) {
         return NULL;
     }
     /* Named for hurray.pickling, where every pickle finds it. */
     PyObject *home = PyUnicode_FromString("hurray.pickling");
-    unpickle_fn = home == NULL ? NULL : PyCFunction_NewEx(&unpickle_def, NULL, home);
+    Py_XSETREF(unpickle_fn, home == NULL ? NULL : PyCFunction_NewEx(&unpickle_def, NULL, home));
     Py_XDECREF(home);
-    if (unpickle_fn == NULL || PyModule_AddObjectRef(module, "unpickle_tensor", unpickle_fn) < 0 ||
-        PyModule_AddObjectRef(module, "Span", (PyObject *)&SpanType) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    const HurrayPyItem items[] = {
+        HURRAY__PY_TYPE("Span", &SpanType),
+        HURRAY__PY_OBJECT("unpickle_tensor", Py_XNewRef(unpickle_fn)),
+        HURRAY__PY_END,
+    };
+    return hurray__py_module_new(&pickle_module, items);
 }

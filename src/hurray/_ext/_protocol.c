@@ -384,31 +384,13 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
 
 /* ---- the decoded descriptor, handed over ------------------------------- */
 
-static const char DESCRIPTOR_BOX_NAME[] = "hurray_descriptor";
-
-static void descriptor_box_destructor(PyObject *box)
-{
-    HurrayDescriptor *desc = PyCapsule_GetPointer(box, DESCRIPTOR_BOX_NAME);
-    if (desc == NULL) {
-        PyErr_Clear(); /* unreachable: the box is only ever made below */
-        return;
-    }
-    hurray_descriptor_destroy(&desc);
-}
-
 /* (address, box): box is a capsule that owns desc and destroys it when it
  * dies; address is desc as an int, for cffi to cast. Whoever keeps box keeps
  * the descriptor. On failure desc is destroyed. */
 static PyObject *hand_over_descriptor(HurrayDescriptor *desc)
 {
-    PyObject *box = PyCapsule_New(desc, DESCRIPTOR_BOX_NAME, descriptor_box_destructor);
-    if (box == NULL) {
-        hurray_descriptor_destroy(&desc);
-        return NULL;
-    }
-    PyObject *address = PyLong_FromVoidPtr(desc);
-    if (address == NULL) {
-        Py_DECREF(box);
+    PyObject *box, *address;
+    if (hurray__py_descriptor_box(desc, &box, &address) < 0) {
         return NULL;
     }
     PyObject *pair = PyTuple_Pack(2, address, box);
@@ -596,49 +578,25 @@ static HurrayProtocolApi protocol_api = {.hold = hold, .take = take, .export = e
 static PyMethodDef protocol_methods[] = {
     {"export", (PyCFunction)(void (*)(void))protocol_export, METH_FASTCALL, export_doc},
     {"consume", protocol_consume, METH_O, consume_doc},
-    {"_owner_counters", hurray__py_owner_counters, METH_NOARGS,
-     PyDoc_STR(HURRAY__PY_OWNER_COUNTERS_DOC)},
+    HURRAY__PY_OWNER_COUNTERS_METHOD,
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef protocol_module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "hurray._protocol",
-    .m_doc = "The native protocol's C side: making and consuming 'hurray_tensor' capsules.",
-    .m_size = -1,
-    .m_methods = protocol_methods,
-};
+HURRAY__PY_MODULE_DEF(
+    protocol_module, "hurray._protocol",
+    "The native protocol's C side: making and consuming 'hurray_tensor' capsules.",
+    protocol_methods);
 
 PyMODINIT_FUNC PyInit__protocol(void)
 {
-    if (PyType_Ready(&HolderType) < 0) {
-        return NULL;
-    }
-    PyObject *module = PyModule_Create(&protocol_module);
-    if (module == NULL) {
-        return NULL;
-    }
-    Py_INCREF(&HolderType);
-    if (PyModule_AddObject(module, "Holder", (PyObject *)&HolderType) < 0) {
-        Py_DECREF(&HolderType);
-        Py_DECREF(module);
-        return NULL;
-    }
-    if (hurray__py_add_capsule_type(module) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    PyObject *api = PyCapsule_New(&protocol_api, HURRAY_PROTOCOL_API, NULL);
-    if (api == NULL || PyModule_AddObject(module, "_C_API", api) < 0) {
-        Py_XDECREF(api);
-        Py_DECREF(module);
-        return NULL;
-    }
-    if (PyModule_AddStringConstant(module, "CAPSULE_NAME", CAPSULE_NAME) < 0 ||
-        PyModule_AddStringConstant(module, "USED_CAPSULE_NAME", USED_CAPSULE_NAME) < 0 ||
-        PyModule_AddIntConstant(module, "C_ABI_VERSION", HURRAY_C_ABI_VERSION) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    const HurrayPyItem items[] = {
+        HURRAY__PY_TYPE("Holder", &HolderType),
+        HURRAY__PY_CAPSULE_TYPE,
+        HURRAY__PY_OBJECT("_C_API", PyCapsule_New(&protocol_api, HURRAY_PROTOCOL_API, NULL)),
+        HURRAY__PY_STRING("CAPSULE_NAME", CAPSULE_NAME),
+        HURRAY__PY_STRING("USED_CAPSULE_NAME", USED_CAPSULE_NAME),
+        HURRAY__PY_INT("C_ABI_VERSION", HURRAY_C_ABI_VERSION),
+        HURRAY__PY_END,
+    };
+    return hurray__py_module_new(&protocol_module, items);
 }

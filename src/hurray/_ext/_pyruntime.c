@@ -155,7 +155,75 @@ PyObject *hurray__py_raise(const char *module, const char *class_name, long stat
     return NULL;
 }
 
-int hurray__py_add_capsule_type(PyObject *module)
+static const char DESCRIPTOR_BOX_NAME[] = "hurray_descriptor";
+
+static void descriptor_box_destructor(PyObject *box)
 {
-    return PyModule_AddObjectRef(module, "CapsuleType", (PyObject *)&PyCapsule_Type);
+    HurrayDescriptor *desc = PyCapsule_GetPointer(box, DESCRIPTOR_BOX_NAME);
+    if (desc == NULL) {
+        PyErr_Clear(); /* unreachable: only hurray__py_descriptor_box makes these */
+        return;
+    }
+    hurray_descriptor_destroy(&desc);
+}
+
+int hurray__py_descriptor_box(HurrayDescriptor *desc, PyObject **out_box, PyObject **out_address)
+{
+    PyObject *box = PyCapsule_New(desc, DESCRIPTOR_BOX_NAME, descriptor_box_destructor);
+    if (box == NULL) {
+        hurray_descriptor_destroy(&desc);
+        return -1;
+    }
+    PyObject *address = PyLong_FromVoidPtr(desc);
+    if (address == NULL) {
+        Py_DECREF(box); /* destroys desc */
+        return -1;
+    }
+    *out_box = box;
+    *out_address = address;
+    return 0;
+}
+
+/* Adds one item to module; 0, or -1 with an error set. Steals an object item. */
+static int add_item(PyObject *module, const HurrayPyItem *item)
+{
+    switch (item->kind) {
+    case HURRAY__PY_TYPE_ITEM:
+        return PyModule_AddObjectRef(module, item->name, (PyObject *)item->pointer);
+    case HURRAY__PY_OBJECT_ITEM: {
+        PyObject *object = item->pointer;
+        if (object == NULL) {
+            return -1; /* making it failed, and said why */
+        }
+        int added = PyModule_AddObjectRef(module, item->name, object);
+        Py_DECREF(object);
+        return added;
+    }
+    case HURRAY__PY_INT_ITEM: return PyModule_AddIntConstant(module, item->name, item->number);
+    case HURRAY__PY_STRING_ITEM:
+        return PyModule_AddStringConstant(module, item->name, (const char *)item->pointer);
+    case HURRAY__PY_END_ITEM: break;
+    }
+    PyErr_SetString(PyExc_SystemError, "a module item of no known kind");
+    return -1;
+}
+
+PyObject *hurray__py_module_new(PyModuleDef *def, const HurrayPyItem *items)
+{
+    int failed = 0;
+    for (const HurrayPyItem *item = items; item->kind != HURRAY__PY_END_ITEM; item++) {
+        if (item->kind == HURRAY__PY_TYPE_ITEM && PyType_Ready((PyTypeObject *)item->pointer) < 0) {
+            failed = 1;
+            break;
+        }
+    }
+    PyObject *module = failed ? NULL : PyModule_Create(def);
+    for (const HurrayPyItem *item = items; item->kind != HURRAY__PY_END_ITEM; item++) {
+        if (module != NULL && add_item(module, item) < 0) {
+            Py_CLEAR(module);
+        } else if (module == NULL && item->kind == HURRAY__PY_OBJECT_ITEM) {
+            Py_XDECREF((PyObject *)item->pointer); /* stolen, even now */
+        }
+    }
+    return module;
 }

@@ -1,12 +1,13 @@
 /*
- * _pyruntime.h -- the CPython runtime hurray._protocol and hurray._dlpack
- * share: keeping a pending exception aside, the exit check, dropping an
- * owner reference from any thread (design note D-NB2, docs/impl/d-nb2.md),
- * the counters that prove each reference is dropped once, raising a
- * hurray.HurrayError subclass, and the capsule type.
+ * _pyruntime.h -- the CPython runtime every extension of the package shares
+ * (hurray._core, _protocol, _pickle, _dlpack): the module set-up, keeping a
+ * pending exception aside, the exit check, dropping an owner reference from
+ * any thread (design note D-NB2, docs/impl/d-nb2.md), the counters that
+ * prove each reference is dropped once, raising a hurray.HurrayError
+ * subclass, and the capsule that owns a C descriptor for a Descriptor.
  *
  * _pyruntime.c is compiled into each extension, so each has its own
- * counters; its symbols are hidden, so the two copies never meet.
+ * counters; its symbols are hidden, so the copies never meet.
  */
 #ifndef HURRAY_PYRUNTIME_H
 #define HURRAY_PYRUNTIME_H
@@ -16,6 +17,8 @@
 
 #include <limits.h>
 #include <stdint.h>
+
+#include "hurray.h"
 
 #if defined(__GNUC__)
 #define HURRAY__PY_INTERNAL __attribute__((visibility("hidden")))
@@ -86,8 +89,58 @@ HURRAY__PY_INTERNAL PyObject *hurray__py_raise(const char *module, const char *c
  * exception. Steals message. Always returns NULL. */
 HURRAY__PY_INTERNAL PyObject *hurray__py_raise_class(PyObject *cls, PyObject *message, long status);
 
-/* Adds the capsule type as module.CapsuleType, so Python code tells a
- * capsule by type from the extension itself. 0, or -1 with an error set. */
-HURRAY__PY_INTERNAL int hurray__py_add_capsule_type(PyObject *module);
+/* Puts desc in a capsule that destroys it when the capsule dies (named
+ * "hurray_descriptor"), and its address in an int for cffi to cast: the
+ * box and address a hurray.Descriptor keeps for a C descriptor it did not
+ * make through cffi (ADR-046). Whoever keeps the box keeps desc. 0 with
+ * new references in *out_box and *out_address, or -1 with an error set and
+ * desc destroyed. */
+HURRAY__PY_INTERNAL int hurray__py_descriptor_box(HurrayDescriptor *desc, PyObject **out_box,
+                                                  PyObject **out_address);
+
+/* ---- module set-up: written once, here ---- */
+
+/* What a module adds to itself at set-up, one item each: a type (readied
+ * first), an object (stolen), an int or a string constant. A list of them
+ * ends with HURRAY__PY_END. */
+typedef enum HurrayPyItemKind {
+    HURRAY__PY_END_ITEM,
+    HURRAY__PY_TYPE_ITEM,
+    HURRAY__PY_OBJECT_ITEM,
+    HURRAY__PY_INT_ITEM,
+    HURRAY__PY_STRING_ITEM,
+} HurrayPyItemKind;
+
+typedef struct HurrayPyItem {
+    HurrayPyItemKind kind;
+    const char *name;
+    void *pointer; /* the PyTypeObject, the PyObject (NULL if making it failed) or the string */
+    long number;
+} HurrayPyItem;
+
+#define HURRAY__PY_TYPE(name, type) {HURRAY__PY_TYPE_ITEM, (name), (type), 0}
+#define HURRAY__PY_OBJECT(name, object) {HURRAY__PY_OBJECT_ITEM, (name), (object), 0}
+#define HURRAY__PY_INT(name, value) {HURRAY__PY_INT_ITEM, (name), NULL, (value)}
+#define HURRAY__PY_STRING(name, value) {HURRAY__PY_STRING_ITEM, (name), (void *)(value), 0}
+#define HURRAY__PY_END {HURRAY__PY_END_ITEM, NULL, NULL, 0}
+/* The capsule type as module.CapsuleType, so Python code tells a capsule by
+ * type from the extension itself. */
+#define HURRAY__PY_CAPSULE_TYPE HURRAY__PY_TYPE("CapsuleType", &PyCapsule_Type)
+
+/* A module's definition: single-phase initialization, no per-module state. */
+#define HURRAY__PY_MODULE_DEF(variable, name, doc, methods)                                        \
+    static struct PyModuleDef variable = {PyModuleDef_HEAD_INIT, .m_name = (name), .m_doc = (doc), \
+                                          .m_size = -1, .m_methods = (methods)}
+
+/* The method table entry of _owner_counters (below). */
+#define HURRAY__PY_OWNER_COUNTERS_METHOD                        \
+    {"_owner_counters", hurray__py_owner_counters, METH_NOARGS, \
+     PyDoc_STR(HURRAY__PY_OWNER_COUNTERS_DOC)}
+
+/* The one module set-up of the extensions (their PyInit_ functions call
+ * it): readies the types among items, creates the module of def and adds
+ * each item under its name. Every object item is stolen, whatever happens.
+ * The module (a new reference), or NULL with an error set. */
+HURRAY__PY_INTERNAL PyObject *hurray__py_module_new(PyModuleDef *def, const HurrayPyItem *items);
 
 #endif /* HURRAY_PYRUNTIME_H */

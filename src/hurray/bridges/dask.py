@@ -23,17 +23,18 @@ nothing; asked for any module, it looks whether serialize has been loaded
 since, and if so registers and takes itself off ``sys.meta_path``.
 """
 import sys
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from ..core.tensor import Tensor
+from ..errors import CorruptError
+from .pickling import unpickle_tensor
 
 __all__ = ["dask_deserialize", "dask_serialize", "watch_for_dask"]
 
 _SERIALIZE = "distributed.protocol.serialize"  # where the dispatch tables live
 
 
-def dask_serialize(tensor: "Tensor") -> tuple[dict[str, Any], list[memoryview]]:
+def dask_serialize(tensor: Tensor) -> tuple[dict[str, Any], list[memoryview]]:
     """distributed's "dask" serializer for a Tensor: (header, frames), the
     frames being the tensor's buffers, in order, over its own memory."""
     _, (versions, encoded, readonly, nbytes, buffers) = tensor.__reduce_ex__(5)
@@ -41,15 +42,12 @@ def dask_serialize(tensor: "Tensor") -> tuple[dict[str, Any], list[memoryview]]:
     return header, [buffer.raw() for buffer in buffers]
 
 
-def dask_deserialize(header: dict[str, Any], frames: Sequence[Any]) -> "Tensor":
+def dask_deserialize(header: dict[str, Any], frames: Sequence[Any]) -> Tensor:
     """The Tensor dask_serialize described, checked as an unpickled one is.
 
     Frames that arrive read-only are copied when the tensor was writable,
     as distributed does for numpy arrays; the rest are used in place.
     """
-    from .errors import CorruptError
-    from .pickling import unpickle_tensor
-
     try:
         versions, encoded, readonly = header["hurray"], header["descriptor"], header["readonly"]
         # msgpack makes tuples lists: a (length, fingerprint) check too.
@@ -76,7 +74,7 @@ def _writable(frame: Any) -> Any:
     return bytearray(view) if view.readonly else frame
 
 
-def _sizeof(tensor: "Tensor") -> int:
+def _sizeof(tensor: Tensor) -> int:
     return sum(nbytes for _, nbytes in tensor.buffers)
 
 
@@ -85,8 +83,6 @@ def _register() -> bool:
     serialize = sys.modules.get(_SERIALIZE)
     if serialize is None or not hasattr(serialize, "dask_deserialize"):
         return False  # not imported, or still being imported
-    from .tensor import Tensor
-
     serialize.dask_serialize.register(Tensor, dask_serialize)
     serialize.dask_deserialize.register(Tensor, dask_deserialize)
     sizeof = sys.modules.get("dask.sizeof")  # serialize imports it first

@@ -18,30 +18,22 @@ import ctypes
 import operator
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from . import _dlpack
-from . import dtypes as _dtypes
-from ._checks import check_spans, reach
-from ._facts import row_major_strides
-from ._ffi import lib
-from .descriptor import Descriptor
-from .errors import HurrayError
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from .._dlpack import DLPACK_MAJOR, DLPACK_MINOR, CapsuleType
+from .._dlpack import export as _export
+from .._dlpack import inspect as _inspect
+from .._dlpack import take as _take
+from .._ffi import lib
+from ..core import dtypes as _dtypes
+from ..core._facts import row_major_strides
+from ..core.descriptor import Descriptor, check_spans, reach
+from ..core.tensor import Tensor
+from ..errors import DLPackError, HurrayError
 
 __all__ = ["DLPackError", "dlpack_device", "from_dlpack", "to_dlpack", "to_dlpack_capsule"]
-
-
-class DLPackError(HurrayError, BufferError):
-    """A tensor DLPack cannot carry exactly, or a DLPack tensor Hurray cannot hold.
-
-    A BufferError too, which is what the DLPack Python specification asks
-    producers to raise.
-    """
 
 
 # DLPack device types and flags (third_party/dlpack/dlpack.h).
@@ -55,7 +47,7 @@ FLAG_IS_COPIED = 1 << 1
 FLAG_SUBBYTE_PADDED = 1 << 2
 
 # The newest DLPack this bridge writes and reads; the padded flag needs 1.1.
-VERSION = (_dlpack.DLPACK_MAJOR, _dlpack.DLPACK_MINOR)
+VERSION = (DLPACK_MAJOR, DLPACK_MINOR)
 _PADDED_FLAG_VERSION = (1, 1)
 
 _CODE_NAMES = {0: "kDLInt", 1: "kDLUInt", 2: "kDLFloat", 3: "kDLOpaqueHandle", 4: "kDLBfloat",
@@ -86,7 +78,7 @@ _LSB_FIRST_WIDTHS = (1, 2, 4)  # the widths Hurray's lsb_first packing holds
 _PACKING_CODES = {None: lib.HURRAY_PACKING_NONE, "padded": lib.HURRAY_PACKING_PADDED,
                   "lsb_first": lib.HURRAY_PACKING_LSB_FIRST}
 
-_CAPSULE_TYPE = _dlpack.CapsuleType
+_CAPSULE_TYPE = CapsuleType
 
 
 def _refuse(what: str, hint: str) -> DLPackError:
@@ -250,7 +242,7 @@ def to_dlpack_capsule(tensor: Tensor, max_version: Any = None, *, stream: Any = 
                 "ask with max_version=(1, 0) or later, or pass copy=True",
             )
         flags |= FLAG_READ_ONLY
-    return _dlpack.export(owner, data, plan.code, plan.bits, plan.shape, plan.strides, flags, versioned)
+    return _export(owner, data, plan.code, plan.bits, plan.shape, plan.strides, flags, versioned)
 
 
 def to_dlpack(tensor: Tensor, stream: Any = None, *, max_version: Any = None, dl_device: Any = None,
@@ -383,15 +375,13 @@ def from_dlpack(x: Any) -> Tensor:
     The tensor's hold on the producer (through its deleter) is invisible to
     the cycle collector (design note D-NB2, decision 11).
     """
-    from .tensor import Tensor  # here: tensor.py imports this module
-
     capsule = _capsule_of(x)
-    info = _dlpack.inspect(capsule)
+    info = _inspect(capsule)
     desc, spans = _import_plan(info)
     # Every check, the descriptor against the span included, runs before the
     # capsule is taken: a refused capsule stays its producer's, deleter uncalled.
     check_spans(desc, spans)
-    owner = _dlpack.take(capsule, info[13], info[9])  # the very struct and data checked
+    owner = _take(capsule, info[13], info[9])  # the very struct and data checked
     # Only a versioned capsule can say its memory may be written (ADR-037, decision 5).
     readonly = owner.readonly or not owner.versioned
     return Tensor._from_checked(desc, spans, owner, readonly)
@@ -400,15 +390,4 @@ def from_dlpack(x: Any) -> Tensor:
 # The hot path in C (ADR-046): a plain writable tensor asked for a zero-copy
 # versioned capsule on the CPU, whose plan _PLANS holds, is exported by
 # hurray._core with no Python frame; everything else, and every refusal, is
-# Tensor's own __dlpack__ (to_dlpack above).
-def _install_c_methods() -> None:
-    from . import _core
-    from . import numpy_bridge  # noqa: F401  (sets up hurray._core first)
-    from .tensor import Tensor
-
-    Tensor.__dlpack__, Tensor.__dlpack_device__ = _core.setup_dlpack(  # type: ignore[method-assign]
-        Tensor.__dlpack__, _dlpack.export, _PLANS, (KDL_CPU, 0)
-    )
-
-
-_install_c_methods()
+# to_dlpack above. hurray._wiring hands _core both.

@@ -9,16 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from . import descriptor as _descriptor_module
-from . import dtypes as _dtypes
-from . import packing as _packing
-from . import tensor as _tensor
-from ._checks import check_spans, reach
-from ._ffi import lib
-from .descriptor import Descriptor
-from .errors import InvalidArgumentError, UnsupportedError
-from .tensor import Tensor
+from .._core import from_numpy as _core_from_numpy
+from .._ffi import lib
+from ..core import dtypes as _dtypes
+from ..core import packing as _packing
+from ..core.descriptor import Descriptor, reach
+from ..core.tensor import Tensor
+from ..errors import InvalidArgumentError, UnsupportedError
 
 __all__ = ["from_numpy", "pack_tensor"]
 
@@ -93,20 +90,9 @@ def _from_numpy(array: Any) -> Tensor:
 
 # The hot path in C (ADR-046): a plain ndarray of a dtype _CODES holds
 # becomes a Tensor with no Python running; everything else, and every
-# refusal, is _from_numpy's. Tensor.__array__ is split the same way.
-_array_py = Tensor.__array__  # the Python half, kept for the tests
-Tensor.__array__ = _core.setup(  # type: ignore[method-assign]
-    Tensor,
-    Descriptor,
-    _CODES,
-    _tensor.NUMPY_DTYPES,
-    _from_numpy,
-    _array_py,
-)
-from_numpy = _core.from_numpy
-_descriptor_module._decode_in_c = _core.decode  # Descriptor.decode of bytes, in C
-_buffer_py = Tensor.buffer  # the Python half, kept for the tests
-Tensor.buffer = _core.setup_memory(_buffer_py, check_spans)  # type: ignore[method-assign]
+# refusal, is _from_numpy's. hurray._wiring hands _core both (and splits
+# Tensor.__array__ the same way); import hurray has done so before any call.
+from_numpy = _core_from_numpy
 
 
 def pack_tensor(array: Any, packing: str = "lsb_first") -> Tensor:

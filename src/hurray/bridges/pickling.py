@@ -10,23 +10,25 @@ received buffer's length checked against the one pickled (and, for buffers
 of one tensor that share a length, a fingerprint of their edges, which
 tells them apart if they come back swapped), all before the Tensor exists; the spans are then proven against the descriptor in C.
 
-Both halves are in C (hurray._pickle, src/hurray/_pickle.c); this module
-holds the messages for bad versions and the copies. The reconstructor's
+Both halves are in C (hurray._pickle, src/hurray/_ext/_pickle.c); this
+module holds the messages for bad versions and the copies, and
+hurray._wiring installs Tensor.__reduce_ex__ from it. The reconstructor's
 name, ``hurray.pickling.unpickle_tensor``, and the shape of its arguments
-are part of every pickle ever written: change neither without a new format.
+are part of every pickle ever written: change neither without a new format
+(hurray/pickling.py keeps that name, re-exporting it from here).
 """
 from typing import Any, NoReturn
 
 import numpy as np
 
-from . import _core, _pickle
-from ._ffi import lib
-from .descriptor import Descriptor
-from .errors import AbiVersionError, CorruptError, UnsupportedError
-from .tensor import Tensor
-from . import numpy_bridge as _numpy_bridge  # noqa: F401  (sets up hurray._core first)
+from .._core import tensor_from_spans
+from .._pickle import unpickle_tensor
+from .._ffi import lib
+from ..core.descriptor import Descriptor
+from ..core.tensor import Tensor
+from ..errors import AbiVersionError, CorruptError, UnsupportedError
 
-__all__ = ["ENCODING_VERSION", "copy_tensor", "reduce_ex", "unpickle_tensor"]
+__all__ = ["ENCODING_VERSION", "copy_tensor", "deepcopy_tensor", "unpickle_tensor"]
 
 # The descriptor encoding version this build writes and reads. The C library
 # has the one codec; the version is the little-endian uint16 at bytes 4-5 of
@@ -61,16 +63,14 @@ def copy_tensor(tensor: Tensor) -> Tensor:
     immutable and shared; the owner is the tuple of new uint8 arrays."""
     arrays = tuple(np.array(tensor.buffer(i), copy=True) for i in range(len(tensor.buffers)))
     spans = tuple((a.__array_interface__["data"][0], a.nbytes) for a in arrays)
-    return _core.tensor_from_spans(tensor.descriptor, spans, arrays, False)
+    return tensor_from_spans(tensor.descriptor, spans, arrays, False)
 
 
-# unpickle_tensor(versions, encoded, readonly, nbytes, buffers[, inband_copy]):
-# a C function whose __module__ is this module, where every pickle finds it.
-unpickle_tensor = _pickle.unpickle_tensor
+def deepcopy_tensor(tensor: Tensor, memo: Any) -> Tensor:
+    """copy.deepcopy: as copy_tensor (the descriptor is immutable; `memo` has nothing to hold)."""
+    return copy_tensor(tensor)
 
-# Tensor.__reduce_ex__ in C: (unpickle_tensor, (versions, descriptor bytes,
-# readonly, each buffer's nbytes, buffers[, True])). Callable as
-# reduce_ex(tensor, protocol) too.
-reduce_ex = Tensor.__reduce_ex__ = _pickle.setup(  # type: ignore[method-assign]
-    Tensor, _VERSIONS, _core.decode, Descriptor.decode, _core.tensor_from_spans, _refuse_versions, CorruptError
-)
+
+# unpickle_tensor(versions, encoded, readonly, nbytes, buffers[, inband_copy]),
+# imported above from hurray._pickle: a C function whose __module__ is
+# hurray.pickling, where every pickle finds it.

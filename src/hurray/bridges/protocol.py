@@ -20,21 +20,22 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from . import _core, _protocol
-from . import numpy_bridge as _numpy_bridge  # noqa: F401  (sets up hurray._core first)
-from .descriptor import Descriptor
-from .errors import CapsuleError, HurrayError, UnsupportedError
-from .tensor import Tensor
+from .._core import from_hurray as _core_from_hurray
+from .._core import keep as _keep
+from .._core import kept as _kept
+from .._protocol import CAPSULE_NAME, USED_CAPSULE_NAME
+from .._protocol import CapsuleType as _CapsuleType
+from .._protocol import consume as _consume
+from .._protocol import export as _export
+from ..core.descriptor import Descriptor
+from ..core.tensor import Tensor
+from ..errors import CapsuleError, HurrayError, UnsupportedError
 
 __all__ = ["CAPSULE_NAME", "USED_CAPSULE_NAME", "from_hurray", "to_capsule"]
 
-CAPSULE_NAME = _protocol.CAPSULE_NAME
-USED_CAPSULE_NAME = _protocol.USED_CAPSULE_NAME
-
-_export = _protocol.export
-_consume = _protocol.consume
-_CapsuleType = _protocol.CapsuleType
 _from_checked = Tensor._from_checked
+# _kept and _keep: decoded descriptors by their bytes, the package's one
+# cache of them, in C (hurray._core), which its hot paths share (ADR-046).
 
 
 def to_capsule(tensor: Tensor) -> Any:
@@ -82,7 +83,7 @@ def _from_hurray(obj: Any) -> Tensor:
     else:
         capsule = _capsule_of(obj)
     _version, descriptor_bytes, spans, holder, (address, box) = _consume(capsule)
-    descriptor = _descriptors.get(descriptor_bytes)
+    descriptor = _kept(descriptor_bytes)
     if descriptor is None:
         # consume() decoded and checked it: keep that one (ADR-046).
         descriptor = _keep(Descriptor._adopt_handed(address, box, descriptor_bytes))
@@ -139,28 +140,10 @@ def _refuse(obj: Any, what: int, value: Any) -> NoReturn:
     )
 
 
-# Decoded descriptors by their canonical bytes. A Descriptor is immutable
-# and equal bytes mean an equal descriptor, so tensors of one shape and type
-# share one; decoding again each time would cost more than the whole
-# capsule exchange. Bounded by clearing, which only costs re-decoding.
-_descriptors: dict[bytes, Descriptor] = {}
-_DESCRIPTOR_CACHE_SIZE = 256
-
-
-def _keep(descriptor: Descriptor) -> Descriptor:
-    if len(_descriptors) >= _DESCRIPTOR_CACHE_SIZE:
-        _descriptors.clear()
-    _descriptors[descriptor.encode()] = descriptor
-    return descriptor
-
-
 # The hot path in C (ADR-046): a plain writable Tensor (exchanged without a
 # capsule, ADR-048), a capsule, or any producer with __hurray__ goes through
 # hurray._core with no Python frame (ADR-048, amended); a read-only or
-# closed Tensor is _from_hurray's, and a producer's failures _refuse's. Both
-# keep the descriptors they decode in _descriptors. Tensor.__hurray__ is
-# to_capsule in C for an exact, writable Tensor, and to_capsule otherwise.
-Tensor.__hurray__ = _core.setup_protocol(  # type: ignore[method-assign]
-    _from_hurray, _refuse, _descriptors, to_capsule
-)
-from_hurray = _core.from_hurray
+# closed Tensor is _from_hurray's, and a producer's failures _refuse's.
+# Tensor.__hurray__ is to_capsule in C for an exact, writable Tensor, and
+# to_capsule otherwise. hurray._wiring hands _core these functions.
+from_hurray = _core_from_hurray

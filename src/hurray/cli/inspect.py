@@ -4,8 +4,8 @@ headers (no checksums: that is ``verify``)."""
 import argparse
 import sys
 
-from ..descriptor import Descriptor
-from ..tensor import Tensor
+from ..core.descriptor import Descriptor
+from ..core.tensor import Tensor
 
 from ..errors import HurrayError
 

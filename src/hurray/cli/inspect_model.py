@@ -9,9 +9,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..convert import open_model_file
+from ..formats.conversion import open_model_file
 from ..errors import HurrayError
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 
 MODEL_EXTENSIONS = (".gguf", ".safetensors")
 _LONG = 120

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from .._progress import Bar
+from ._progress import Bar
 from ..errors import HurrayError
 
 NAME = "verify"

@@ -8,8 +8,8 @@ two can never disagree.
 """
 from collections.abc import Sequence
 
-from ._ffi import ffi, lib
-from .errors import check
+from .._ffi import ffi, lib
+from ..errors import check
 
 
 def _ggml_blocks() -> dict[str, tuple[int, int, int]]:

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from . import _checks
+from .descriptor import reach
 from . import dtypes as _dtypes
 from . import packing as _packing
-from .errors import BufferTooSmallError, InvalidDescriptorError, UnsupportedError
+from ..errors import BufferTooSmallError, InvalidDescriptorError, UnsupportedError
 
 __all__ = ["Memory", "codes", "element_dtype", "strided", "strided_interface", "view"]
 
@@ -65,7 +66,7 @@ def strided_interface(tensor: Any, buffer_index: int, byte_offset: int, dt: np.d
             step = 0
         byte_strides.append(step)
     if not empty:
-        low, high = _checks.reach(shape, byte_strides)
+        low, high = reach(shape, byte_strides)
         if byte_offset + low < 0 or byte_offset + high + itemsize > nbytes:
             raise BufferTooSmallError(
                 f"{len(shape)}-d layout of {dt} at byte offset {byte_offset} reaches bytes "

@@ -4,17 +4,19 @@ Every rule lives in the C library: building calls its setters then
 ``hurray_descriptor_validate`` and ``hurray_descriptor_encode``; decoding calls
 ``hurray_descriptor_decode``. Python only translates names to codes and
 reads the fields back. A Descriptor never changes once made, so its encoding
-and its fields are read once and cached.
+and its fields are read once and cached. At the end: what a strided layout
+reaches (reach) and the proof that spans of memory hold what a descriptor
+reaches (check_spans).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import dtypes as _dtypes
 from ._checks import U32, U64, int64, ints, uint
-from ._ffi import ffi, lib
-from .errors import InvalidArgumentError, check
+from .._ffi import ffi, lib
+from ..errors import InvalidArgumentError, check
 
 __all__ = ["Descriptor", "Part"]
 
@@ -100,8 +102,8 @@ def _byte_order_code(dtype: Any, byte_order: Optional[str | int]) -> int:
 
 
 # Descriptor.decode's C half (hurray._core.decode; None when decode
-# refuses), set by hurray.numpy_bridge once hurray._core is set up. Until
-# then, and for anything but bytes, decode runs in Python through cffi.
+# refuses), set by hurray._wiring once hurray._core is set up. Until then,
+# and for anything but bytes, decode runs in Python through cffi.
 _decode_in_c: Optional[Callable[[bytes], Optional[Descriptor]]] = None
 
 
@@ -489,3 +491,35 @@ class Descriptor:
             items.append(f"parts={{{parts}}}")
         return f"Descriptor({', '.join(items)})"
 
+
+# ---- a layout against memory ------------------------------------------
+
+def reach(shape: Iterable[int], byte_strides: Iterable[int]) -> tuple[int, int]:
+    """(low, high): the byte offsets from element 0 of the lowest and the
+    highest element a non-empty layout reaches; low <= 0 <= high."""
+    low = high = 0
+    for n, step in zip(shape, byte_strides):
+        extent = (n - 1) * step
+        if extent < 0:
+            low += extent
+        else:
+            high += extent
+    return low, high
+
+
+def check_spans(descriptor: Descriptor, spans: Sequence[tuple[int, int]]) -> None:
+    """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
+    handle = descriptor.handle
+    box = ffi.new("HurrayBufferList **")
+    check(lib.hurray_buffer_list_new(box))
+    buf = ffi.new("HurrayBuffer **")
+    try:
+        for address, nbytes in spans:
+            # release NULL: the list only borrows; the owner frees the memory.
+            check(lib.hurray_buffer_from_ptr(ffi.cast("void *", address), nbytes, ffi.NULL, ffi.NULL, buf))
+            status = lib.hurray_buffer_list_push(box[0], buf)
+            lib.hurray_buffer_destroy(buf)  # no-op once the list took it
+            check(status)
+        check(lib.hurray_descriptor_check_buffers(handle, box[0]))
+    finally:
+        lib.hurray_buffer_list_destroy(box)

@@ -14,8 +14,8 @@ from typing import Any, NamedTuple, Optional
 import ml_dtypes
 import numpy as np
 
-from ._ffi import ffi, lib
-from .errors import InvalidArgumentError, UnsupportedError
+from .._ffi import ffi, lib
+from ..errors import InvalidArgumentError, UnsupportedError
 
 __all__ = [
     "DTYPES",

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 
 __all__ = ["pack", "unpack", "unpack_strided", "packed_nbytes"]
 

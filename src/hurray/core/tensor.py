@@ -4,25 +4,29 @@ A Tensor never owns memory itself: `owner` does, and the Tensor holds a
 strong reference to it. Spans are raw (address, nbytes) pairs, so the
 constructor always proves through ``hurray_descriptor_check_buffers`` that
 every byte the descriptor can reach lies inside them.
+
+The methods that belong to other layers (dequantize, to_ggml, __hurray__,
+__dlpack__, pickling and copying) are not defined here but installed by
+hurray/_wiring.py, which also puts the C halves of __array__ and buffer in
+place; the end of the class lists each and where it lives.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import numpy as np
 
 from . import _views
 from . import dtypes as _dtypes
-from ._checks import U64, check_spans, index, uint
-from .descriptor import Descriptor
-from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError
+from ._checks import U64, index, uint
+from .descriptor import Descriptor, check_spans
+from ..errors import InvalidArgumentError, OutOfRangeError, UnsupportedError
 
 __all__ = ["Tensor"]
 
 # {dtype code * 2 + byte order code: numpy dtype} for the builtin numpy
 # types this process has viewed: the table Tensor.__array__'s C half reads
-# (hurray._core, set up in numpy_bridge).
+# (hurray._core, set up by hurray._wiring).
 NUMPY_DTYPES: dict[int, np.dtype] = {}
 
 
@@ -245,57 +249,42 @@ class Tensor:
             codes = codes.copy(order="C")  # a view of the stored bytes: copy it
         return codes.view(dt)
 
-    # ---- delegated to their own modules ---------------------------------
+    # ---- installed by hurray._wiring ------------------------------------
+    # The layers above this one import it, so it cannot import them: when the
+    # package is imported, hurray/_wiring.py sets these on the class, in this
+    # order, from the modules named:
+    #   dequantize                     hurray.quant.dequantizers.dequantize
+    #   to_ggml (to_gguf, its old name) hurray.quant.ggml.to_ggml
+    #   __hurray__                     hurray.bridges.protocol.to_capsule, in C (hurray._core)
+    #   __dlpack__, __dlpack_device__  hurray.bridges.dlpack, in C (hurray._core)
+    #   __reduce_ex__                  hurray.bridges.pickling, in C (hurray._pickle)
+    #   __copy__, __deepcopy__         hurray.bridges.pickling.copy_tensor
+    # and replaces __array__ and buffer above with their C halves
+    # (hurray._core), which hand every case they do not serve to these.
+    if TYPE_CHECKING:
+        def dequantize(self) -> np.ndarray:
+            """The real values as a new float32 array."""
 
-    def dequantize(self) -> np.ndarray:
-        """The real values as a new float32 array."""
-        return _dequantize(self)
+        def to_ggml(self) -> np.ndarray:
+            """The GGML block bytes of a scheme-"ggml" tensor."""
 
-    def to_gguf(self) -> np.ndarray:
-        """The GGML block bytes of a scheme-"ggml" tensor (see hurray.gguf)."""
-        return _to_gguf(self)
+        def to_gguf(self) -> np.ndarray:
+            """to_ggml's old name."""
 
-    def __hurray__(self) -> Any:
-        """A "hurray_tensor" capsule sharing this tensor's memory (see hurray.protocol)."""
-        return _to_capsule(self)
+        def __hurray__(self) -> Any:
+            """A "hurray_tensor" capsule sharing this tensor's memory."""
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return _to_dlpack(self, *args, **kwargs)
+        def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+            """A DLPack capsule sharing this tensor's memory, where DLPack can hold it."""
 
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return _dlpack_device(self)
+        def __dlpack_device__(self) -> tuple[int, int]:
+            """(kDLCPU, 0): Hurray tensors live in host memory."""
 
-    # ---- pickle and copy (see hurray.pickling) ---------------------------
+        def __reduce_ex__(self, protocol: Any) -> Any:
+            """Protocol 5: the buffers out-of-band, zero-copy; protocol 4 and below: in-band."""
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        """Protocol 5: the buffers out-of-band, zero-copy; protocol 4 and below: in-band."""
-        return _reduce_ex(self, protocol)
+        def __copy__(self) -> Tensor:
+            """A writable tensor over new copies of the buffers, like ndarray.__copy__."""
 
-    def __copy__(self) -> Tensor:
-        """A writable tensor over new copies of the buffers, like ndarray.__copy__."""
-        return _copy_tensor(self)
-
-    def __deepcopy__(self, memo: Any) -> Tensor:
-        return _copy_tensor(self)
-
-
-def _late(module: str, name: str) -> Callable[..., Any]:
-    """A stand-in for `module`.`name` that imports it on its first call and
-    puts it in its own place, so later calls cost no import. (Those modules
-    import this one, so they cannot be imported up front.)"""
-
-    def first_call(*args: Any, **kwargs: Any) -> Any:
-        function = getattr(importlib.import_module(module, __package__), name)
-        globals()["_" + name] = function
-        return function(*args, **kwargs)
-
-    return first_call
-
-
-_dequantize = _late(".dequantize", "dequantize")
-_to_gguf = _late(".gguf", "to_gguf")
-_to_capsule = _late(".protocol", "to_capsule")
-_to_dlpack = _late(".dlpack", "to_dlpack")
-_dlpack_device = _late(".dlpack", "dlpack_device")
-_reduce_ex = _late(".pickling", "reduce_ex")
-_copy_tensor = _late(".pickling", "copy_tensor")
+        def __deepcopy__(self, memo: Any) -> Tensor:
+            """As __copy__: the descriptor is immutable and the buffers are copied."""

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from typing import IO
 
-from .errors import HurrayIOError
+from ..errors import HurrayIOError
 
 __all__ = ["replace_atomically"]
 

@@ -14,9 +14,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Optional
 
-from ._tensor_map import FileMapping
-from .errors import InvalidArgumentError, UnsupportedError
-from .tensor import Tensor
+from ..core.tensor import Tensor
+from ..errors import InvalidArgumentError
+from ..io import load, save
+from ..io._tensor_map import FileMapping
+from .gguf_file import load_gguf
+from .gguf_write import save_gguf
+from .safetensors_file import load_safetensors, save_safetensors
 
 _Path = str | os.PathLike[str]
 _Progress = Optional[Callable[[int, int], object]]
@@ -35,27 +39,14 @@ def format_of(path: _Path) -> str:
     return ext
 
 
-def _hurray_io(name: str) -> Any:
-    import hurray
-
-    function = getattr(hurray, name, None)
-    if function is None:
-        raise UnsupportedError(".hurray files need hurray-io (hurray.save and hurray.load), "
-                               "which this build lacks")
-    return function
-
-
 def open_model_file(path: _Path) -> FileMapping:
     """The file at `path` as a read-only Mapping of Tensors with `.metadata`, by extension."""
     ext = format_of(path)
     if ext == ".gguf":
-        from .gguf_file import load_gguf
         return load_gguf(path)
     if ext == ".safetensors":
-        from .safetensors_file import load_safetensors
         return load_safetensors(path)
-    opened: FileMapping = _hurray_io("load")(path)
-    return opened
+    return load(path)
 
 
 class _Counted(Mapping[str, Tensor]):
@@ -100,11 +91,9 @@ def convert(source_path: _Path, target_path: _Path, *, progress: _Progress = Non
         tensors = _tensors(source)
         metadata = source.metadata
         if target == ".gguf":
-            from .gguf_write import save_gguf
             types = getattr(source, "metadata_types", None)
             save_gguf(target_path, tensors, metadata=metadata, types=types, progress=progress)
         elif target == ".safetensors":
-            from .safetensors_file import save_safetensors
             save_safetensors(target_path, tensors, metadata=_string_metadata(metadata), progress=progress)
         else:
-            _hurray_io("save")(target_path, _Counted(tensors, progress), metadata=_string_metadata(metadata))
+            save(target_path, _Counted(tensors, progress), metadata=_string_metadata(metadata))

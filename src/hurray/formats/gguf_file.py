@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from . import gguf as _gguf
-from ._ffi import ffi, lib
-from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
-from .errors import UnsupportedError, check, error_class
-from .numpy_bridge import from_numpy
-from .tensor import Tensor
+from ..quant import ggml as _ggml
+from .._ffi import ffi, lib
+from ..io._tensor_map import TensorMap, close_quietly, corrupt, map_file
+from ..errors import UnsupportedError, check, error_class
+from ..bridges.numpy import from_numpy
+from ..core.tensor import Tensor
 
 __all__ = ["GGUFFile", "load_gguf"]
 
@@ -228,13 +228,13 @@ class GGUFFile(TensorMap):
         type_name = _type_name(number)
         if type_name is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {number}, which is unknown")
-        block = _gguf.GGML_BLOCKS.get(type_name.lower())
+        block = _ggml.GGML_BLOCKS.get(type_name.lower())
         if type_name not in _PLAIN and block is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {type_name}, which Hurray has no descriptor for")
         shape = tuple(info.shape[0:info.rank])
         raw = _EMPTY if info.nbytes == 0 else np.frombuffer(self._map, np.uint8, info.nbytes, info.data_offset)
         if block is not None:
-            return _gguf.from_gguf(raw, type_name, shape)
+            return _ggml.from_ggml(raw, type_name, shape)
         return from_numpy(raw.view(np.dtype(_PLAIN[type_name])).reshape(shape))
 
     def _release(self) -> None:

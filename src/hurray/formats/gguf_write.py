@@ -16,12 +16,12 @@ from typing import IO, Any, Optional
 
 import numpy as np
 
-from . import gguf as _gguf
+from ..quant import ggml as _ggml
 from ._atomic import replace_atomically
-from ._inputs import as_tensor
-from .descriptor import Descriptor
-from .errors import InvalidArgumentError, UnsupportedError
-from .tensor import Tensor
+from ..io._pairs import as_tensor
+from ..core.descriptor import Descriptor
+from ..errors import InvalidArgumentError, UnsupportedError
+from ..core.tensor import Tensor
 
 # a GGUF value type, or (9, element type) for an array
 _Kind = int | tuple[int, int]
@@ -46,11 +46,11 @@ def _plan(name: str, tensor: Tensor) -> tuple[int, tuple[int, ...], np.ndarray]:
     if len(shape) > 4:
         raise _refuse(name, f"{len(shape)} dimensions (GGUF has at most 4)")
     if desc.scheme == "ggml":
-        block_type = _gguf.GGML_BLOCKS[str(desc.ggml_type)][0]
+        block_type = _ggml.GGML_BLOCKS[str(desc.ggml_type)][0]
         canonical = Descriptor.build("uint8", shape, scheme="ggml", ggml_type=desc.ggml_type)
         if canonical != desc:
             raise _refuse(name, "its GGML blocks do not start at byte 0 of one buffer")
-        return block_type, shape, tensor.to_gguf()
+        return block_type, shape, tensor.to_ggml()
     if desc.scheme != "none":
         raise _refuse(name, f"{desc.scheme} {desc.granularity} quantization (GGUF has only its own blocks)")
     number = _PLAIN.get(desc.dtype)

@@ -27,15 +27,15 @@ from typing import IO, Any, Optional
 import ml_dtypes
 import numpy as np
 
-from . import gguf as _gguf
+from ..quant import ggml as _ggml
 from ._atomic import replace_atomically
-from ._inputs import as_tensor
-from ._tensor_map import TensorMap, close_quietly, corrupt, map_file
-from .dequantize import parameter_shape, swizzled_count
-from .descriptor import Descriptor, Part
-from .errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
-from .numpy_bridge import from_numpy
-from .tensor import Tensor
+from ..io._pairs import as_tensor
+from ..io._tensor_map import TensorMap, close_quietly, corrupt, map_file
+from ..quant.dequantizers import parameter_shape, swizzled_count
+from ..core.descriptor import Descriptor, Part
+from ..errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
+from ..bridges.numpy import from_numpy
+from ..core.tensor import Tensor
 
 __all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "save_safetensors"]
 
@@ -322,12 +322,12 @@ def _direct(tensor: Tensor) -> Optional[tuple[str, tuple[int, ...], np.ndarray]]
 
 def _part_bytes(desc: Descriptor, role: str, part: Part) -> Optional[tuple[int, int]]:
     """(elements, bytes) a row-major part of `role` takes, or None when it cannot say."""
-    from .dtypes import dtype_bits
+    from ..core.dtypes import dtype_bits
 
     if role == "values":
         count = math.prod(desc.shape)
         if desc.scheme == "ggml":
-            elements, block = _gguf.ggml_block(str(desc.ggml_type))
+            elements, block = _ggml.ggml_block(str(desc.ggml_type))
             return count, count // elements * block
         try:
             if Descriptor.build(desc.dtype, desc.shape, packing=desc.packing) != Descriptor.build(
@@ -352,7 +352,7 @@ def _part_bytes(desc: Descriptor, role: str, part: Part) -> Optional[tuple[int, 
 
 def _meaningful(desc: Descriptor, role: str, part: Part, nbytes: int) -> Optional[tuple[str, tuple[int, ...]]]:
     """(safetensors dtype, shape) under which other readers see the part as plain numbers."""
-    from .dtypes import dtype_bits
+    from ..core.dtypes import dtype_bits
 
     sized = _part_bytes(desc, role, part)
     if part.byte_offset != 0 or sized is None or sized[1] != nbytes:
@@ -361,7 +361,7 @@ def _meaningful(desc: Descriptor, role: str, part: Part, nbytes: int) -> Optiona
     if role == "values":
         if desc.scheme == "ggml":
             shape: tuple[int, ...] = tuple(desc.shape)
-            elements, block = _gguf.ggml_block(str(desc.ggml_type))
+            elements, block = _ggml.ggml_block(str(desc.ggml_type))
             return "U8", shape[:-1] + (shape[-1] // elements * block,)
         shape = tuple(desc.shape)
     elif role == "global_scale":

@@ -17,10 +17,10 @@ from abc import abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import CorruptError, HurrayIOError, InvalidArgumentError
+from ..errors import CorruptError, HurrayIOError, InvalidArgumentError
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ..core.tensor import Tensor
 
 __all__ = ["FileMapping", "TensorMap", "close_quietly", "corrupt", "map_file"]
 

@@ -6,8 +6,7 @@ from typing import Any, Optional
 
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
-from .._inputs import as_tensor
-from ._pairs import borrowed_pair, utf8
+from ._pairs import as_tensor, borrowed_pair, utf8
 
 
 def _destroy_writer(ptr: Any) -> None:

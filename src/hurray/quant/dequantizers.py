@@ -15,26 +15,23 @@ reference implementations bit for bit:
   DequantizeLinear states; the result is not rounded to the scale's own type.
 - ``microscaling``: ``(v * block_scale) * global_scale`` in float32; an E8M0
   scale of 0xFF is NaN, and products beyond float32 become infinite.
-- ``ggml``: the ggml formulas, as gguf-py evaluates them (see gguf.py).
+- ``ggml``: the ggml formulas, as gguf-py evaluates them (see ggml.py).
 
 Strides, byte offsets, byte order and packing are honoured through the same
-zero-copy views np.asarray and Tensor.unpack use (``hurray._views``); nothing
+zero-copy views np.asarray and Tensor.unpack use (``hurray.core._views``); nothing
 is copied beyond the result and the temporaries the arithmetic needs.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from . import _facts
-from . import _views
-from . import dtypes as _dtypes
-from .errors import InvalidDescriptorError, UnsupportedError
-
-if TYPE_CHECKING:
-    from .descriptor import Descriptor, Part
-    from .tensor import Tensor
+from ..core import _facts
+from ..core import _views
+from ..core import dtypes as _dtypes
+from ..core.descriptor import Descriptor, Part
+from ..core.tensor import Tensor
+from ..errors import InvalidDescriptorError, UnsupportedError
+from .ggml import dequantize_ggml
 
 __all__ = ["dequantize", "parameter_shape", "swizzled_count", "swizzled_index"]
 
@@ -53,8 +50,6 @@ def dequantize(tensor: Tensor) -> np.ndarray:
     if scheme == "microscaling":
         return _microscaling(tensor, desc)
     if scheme == "ggml":
-        from .gguf import dequantize_ggml
-
         return dequantize_ggml(tensor)
     raise UnsupportedError(f"dequantize: scheme {scheme!r} is not known to this build")
 

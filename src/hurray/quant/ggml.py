@@ -1,7 +1,8 @@
 """GGML block formats: wrapping GGUF tensor bytes, and decoding them.
 
-`from_gguf` wraps the block bytes of one GGUF tensor as a Tensor without
-copying them; `to_gguf` hands the same bytes back. `dequantize_ggml` decodes
+`from_ggml` wraps the block bytes of one GGUF tensor as a Tensor without
+copying them; `to_ggml` hands the same bytes back. (`from_gguf` and
+`to_gguf` are their old names, kept: they never read or wrote .gguf files.) `dequantize_ggml` decodes
 the blocks with the ggml formulas, evaluated in the same float32 operation
 order as gguf-py, so that both give identical bits.
 
@@ -28,20 +29,18 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from . import _facts
-from . import packing as _packing
-from .errors import BufferTooSmallError, InvalidArgumentError, InvalidDescriptorError, UnsupportedError
+from ..core import _facts
+from ..core import packing as _packing
+from ..core.descriptor import Descriptor
+from ..core.tensor import Tensor
+from ..errors import BufferTooSmallError, InvalidArgumentError, InvalidDescriptorError, UnsupportedError
 
-if TYPE_CHECKING:
-    from .descriptor import Descriptor
-    from .tensor import Tensor
-
-__all__ = ["GGML_BLOCKS", "decode_blocks", "dequantize_ggml", "from_gguf", "ggml_block", "to_gguf"]
+__all__ = ["GGML_BLOCKS", "decode_blocks", "dequantize_ggml", "from_ggml", "from_gguf", "ggml_block", "to_ggml", "to_gguf"]
 
 # GGUF spelling -> (GGUF type number, elements per block, bytes per block),
 # read from the C library (hurray_ggml_block). Not descriptor's code table.
@@ -61,7 +60,7 @@ def ggml_block(name: str) -> tuple[int, int]:
 
 # ---- wrapping ----------------------------------------------------------
 
-def from_gguf(data: Any, ggml_type_name: str, shape: Any) -> Tensor:
+def from_ggml(data: Any, ggml_type_name: str, shape: Any) -> Tensor:
     """Wrap GGUF block bytes as a Tensor of logical `shape`, without copying.
 
     `data` is any C-contiguous buffer (bytes, bytearray, memoryview, a uint8
@@ -70,14 +69,11 @@ def from_gguf(data: Any, ggml_type_name: str, shape: Any) -> Tensor:
     reverse them). The Tensor keeps `data` alive, and is read-only when
     `data` is (bytes, for one).
     """
-    from .descriptor import Descriptor  # here: they import this module
-    from .tensor import Tensor
-
     elements, block_bytes = ggml_block(ggml_type_name)
     shape = _shape(shape)
     if shape[-1] % elements:
         raise InvalidArgumentError(
-            f"from_gguf: the last dimension ({shape[-1]}) is not a multiple of the "
+            f"from_ggml: the last dimension ({shape[-1]}) is not a multiple of the "
             f"{ggml_type_name.upper()} block of {elements} elements"
         )
     array = _byte_array(data)
@@ -88,7 +84,7 @@ def from_gguf(data: Any, ggml_type_name: str, shape: Any) -> Tensor:
     if array.size != expected:
         error = BufferTooSmallError if array.size < expected else InvalidArgumentError
         raise error(
-            f"from_gguf: shape {shape} as {ggml_type_name.upper()} needs exactly {expected} bytes "
+            f"from_ggml: shape {shape} as {ggml_type_name.upper()} needs exactly {expected} bytes "
             f"({count // elements} blocks of {block_bytes}), but data holds {array.size}"
         )
     descriptor = Descriptor.build("uint8", shape, scheme="ggml", ggml_type=ggml_type_name.lower())
@@ -97,32 +93,37 @@ def from_gguf(data: Any, ggml_type_name: str, shape: Any) -> Tensor:
                   readonly=not array.flags.writeable)
 
 
-def to_gguf(tensor: Tensor) -> np.ndarray:
+def to_ggml(tensor: Tensor) -> np.ndarray:
     """The block bytes of a GGML tensor, as a zero-copy uint8 array."""
     desc = tensor.descriptor
     if desc.scheme != "ggml":
-        raise InvalidArgumentError(f"to_gguf: the tensor's scheme is {desc.scheme}, not ggml")
+        raise InvalidArgumentError(f"to_ggml: the tensor's scheme is {desc.scheme}, not ggml")
     return _block_bytes(tensor, desc).reshape(-1)
+
+
+# The old names, kept working: they take and return GGML block bytes, not .gguf files.
+from_gguf = from_ggml
+to_gguf = to_ggml
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
     try:
         dims = tuple(shape)
     except TypeError:
-        raise InvalidArgumentError(f"from_gguf: shape must be a sequence of ints, not {shape!r}") from None
+        raise InvalidArgumentError(f"from_ggml: shape must be a sequence of ints, not {shape!r}") from None
     out = []
     for dim in dims:
         if isinstance(dim, (bool, np.bool_)):
-            raise InvalidArgumentError(f"from_gguf: shape {dims!r} holds a bool")
+            raise InvalidArgumentError(f"from_ggml: shape {dims!r} holds a bool")
         try:
             dim = operator.index(dim)
         except TypeError:
-            raise InvalidArgumentError(f"from_gguf: shape {dims!r} holds a non-integer") from None
+            raise InvalidArgumentError(f"from_ggml: shape {dims!r} holds a non-integer") from None
         if dim < 0:
-            raise InvalidArgumentError(f"from_gguf: shape {dims!r} holds a negative dimension")
+            raise InvalidArgumentError(f"from_ggml: shape {dims!r} holds a negative dimension")
         out.append(dim)
     if not out:
-        raise InvalidArgumentError("from_gguf: a GGML tensor needs rank 1 or more")
+        raise InvalidArgumentError("from_ggml: a GGML tensor needs rank 1 or more")
     return tuple(out)
 
 
@@ -130,19 +131,19 @@ def _byte_array(data: Any) -> np.ndarray:
     """A 1-D uint8 view of `data`'s memory (never a copy)."""
     if isinstance(data, np.ndarray):
         if data.dtype != np.uint8:
-            raise InvalidArgumentError(f"from_gguf: a numpy array must be uint8, not {data.dtype}")
+            raise InvalidArgumentError(f"from_ggml: a numpy array must be uint8, not {data.dtype}")
         if not data.flags.c_contiguous:
-            raise InvalidArgumentError("from_gguf: the numpy array is not C-contiguous")
+            raise InvalidArgumentError("from_ggml: the numpy array is not C-contiguous")
         return data.reshape(-1)
     try:
         view = memoryview(data)
     except TypeError:
         raise InvalidArgumentError(
-            f"from_gguf: data must be bytes, bytearray, memoryview or a uint8 array, "
+            f"from_ggml: data must be bytes, bytearray, memoryview or a uint8 array, "
             f"not {type(data).__name__}"
         ) from None
     if not view.c_contiguous:
-        raise InvalidArgumentError("from_gguf: the data buffer is not C-contiguous")
+        raise InvalidArgumentError("from_ggml: the data buffer is not C-contiguous")
     return np.frombuffer(view.cast("B"), np.uint8)
 
 

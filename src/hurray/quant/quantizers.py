@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import ml_dtypes
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import packing as _packing
-from .dequantize import swizzled_count, swizzled_index
-from .errors import InvalidArgumentError, UnsupportedError
-
-if TYPE_CHECKING:
-    from .dtypes import DtypeInfo
-    from .tensor import Tensor
+from ..core import dtypes as _dtypes
+from ..core import packing as _packing
+from ..core.descriptor import Descriptor, Part
+from ..core.dtypes import DtypeInfo
+from ..core.tensor import Tensor
+from ..errors import InvalidArgumentError, UnsupportedError
+from .dequantizers import swizzled_count, swizzled_index
 
 __all__ = ["quantize_affine", "quantize_mx", "quantize_nvfp4"]
 
@@ -269,9 +268,6 @@ def _nonzero(scale: np.ndarray) -> np.ndarray:
 def _tensor(dtype: Any, shape: Sequence[int], arrays: Sequence[np.ndarray], parts: Mapping[str, Any],
             **layout: Any) -> Tensor:
     """A Tensor over `arrays` (buffer i is arrays[i]); `parts` maps role -> dtype or Part fields."""
-    from .descriptor import Descriptor, Part
-    from .tensor import Tensor
-
     specs = {}
     for index, (role, spec) in enumerate(parts.items()):
         if isinstance(spec, str):

@@ -8,8 +8,8 @@ import argparse
 import sys
 from typing import Optional, TextIO
 
-from .._progress import Bar
-from ..convert import convert
+from ._progress import Bar
+from ..formats.conversion import convert
 from ..errors import HurrayError
 
 NAME = "convert"
