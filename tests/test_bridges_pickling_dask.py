@@ -2,7 +2,7 @@
 registered whenever distributed is loaded, before or after hurray, without
 hurray importing it; buffers as frames without a copy, whatever the pickle
 protocol of the connection; and every kind of bad frame list refused with a
-HurrayError. (tests/test_pickling_engines.py runs it in a real cluster.)"""
+HurrayError. (tests/test_bridges_pickling_engines.py runs it in a real cluster.)"""
 import subprocess
 import sys
 

@@ -34,7 +34,7 @@ int hurray__py_exiting(void)
 {
     /* Py_FinalizeEx marks the runtime finalizing and then, a few statements
      * later, not initialized (CPython 3.11-3.13), so a finalizer run during
-     * module teardown sees both; tests/test_protocol_shutdown.py drops
+     * module teardown sees both; tests/test_bridges_protocol_shutdown.py drops
      * handles there. Not initialized alone is what a C library's atexit
      * handler sees, after Py_Finalize. */
 #if PY_VERSION_HEX >= 0x030D0000
