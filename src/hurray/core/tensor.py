@@ -254,11 +254,11 @@ class Tensor:
     # package is imported, hurray/_wiring.py sets these on the class, in this
     # order, from the modules named:
     #   dequantize                     hurray.quant.dequantizers.dequantize
-    #   to_ggml (to_gguf, its old name) hurray.quant.ggml.to_ggml
+    #   to_ggml, to_gguf (old name)    hurray.quant.ggml.to_ggml
     #   __hurray__                     hurray.bridges.protocol.to_capsule, in C (hurray._core)
     #   __dlpack__, __dlpack_device__  hurray.bridges.dlpack, in C (hurray._core)
     #   __reduce_ex__                  hurray.bridges.pickling, in C (hurray._pickle)
-    #   __copy__, __deepcopy__         hurray.bridges.pickling.copy_tensor
+    #   __copy__, __deepcopy__         hurray.bridges.pickling.copy_tensor, .deepcopy_tensor
     # and replaces __array__ and buffer above with their C halves
     # (hurray._core), which hand every case they do not serve to these.
     if TYPE_CHECKING:
