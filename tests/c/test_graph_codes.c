@@ -7,7 +7,7 @@
  * shared/QUANT-FORMATS.md: compressed-tensors words, ONNX raw_data).
  *
  * Reads the library's internal headers, so it is built with the sources
- * compiled in (tests/test_descriptor_graph_c.py), at -O2 and under ASan and
+ * compiled in (tests/test_core_descriptor_graph_c.py), at -O2 and under ASan and
  * UBSan. Every buffer is exactly as long as check_buffers allows.
  */
 #include "hurray.h"
