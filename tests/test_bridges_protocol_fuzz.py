@@ -218,9 +218,18 @@ def c_accepts(descriptor, sizes):
         probe.free()
 
 
+# Vectors whose buffers hold index values (a group index, a gather index):
+# check_buffers reads them, and the counting bytes these capsules carry are
+# out of range there. tests/test_core_descriptor_graph_c.py takes them with
+# valid values and refuses them with invalid ones.
+INDEXED_VECTORS = {"graph_gptq_act_order", "graph_gather_rows"}
+
+
 def vectors():
     out = []
     for path in sorted(glob.glob(os.path.join(VECTORS, "*.hex"))):
+        if os.path.basename(path)[:-4] in INDEXED_VECTORS:
+            continue
         text = "".join(line.split("#", 1)[0] for line in open(path, encoding="utf-8"))
         with open(path[:-4] + ".json", encoding="utf-8") as f:
             sizes = json.load(f)["buffer_sizes"]

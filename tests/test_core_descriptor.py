@@ -250,8 +250,12 @@ def test_version_and_reserved_bytes_are_checked():
     good = bytearray(spec_bytes(17, (2,), (1,)))
     Descriptor.decode(bytes(good))
     bad_version = bytearray(good)
+    bad_version[4] = 3
+    with pytest.raises(UnsupportedError, match="encoding version 3"):
+        Descriptor.decode(bytes(bad_version))
+    # Version 2 is a graph of nodes: these bytes hold none.
     bad_version[4] = 2
-    with pytest.raises(UnsupportedError):
+    with pytest.raises(InvalidDescriptorError, match="node count 0"):
         Descriptor.decode(bytes(bad_version))
     bad_reserved = bytearray(good)
     bad_reserved[14] = 1

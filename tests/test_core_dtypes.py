@@ -20,7 +20,10 @@ EXPECTED_BITS = {
     "float8_e3m4": 8, "float8_e4m3": 8, "float8_e4m3b11fnuz": 8, "float8_e4m3fn": 8,
     "float8_e4m3fnuz": 8, "float8_e5m2": 8, "float8_e5m2fnuz": 8, "float8_e8m0fnu": 8,
     "float6_e2m3fn": 6, "float6_e3m2fn": 6, "float4_e2m1fn": 4, "bcomplex32": 32,
+    "uint3": 3, "uint5": 5, "uint6": 6, "uint7": 7, "int3": 3, "int5": 5, "int6": 6, "int7": 7,
 }
+# Widths numpy and ml_dtypes lack: they have no numpy dtype (ADR-054).
+NO_NUMPY = {"uint3", "uint5", "uint6", "uint7", "int3", "int5", "int6", "int7"}
 NUMPY_NATIVE = {
     "bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
@@ -39,7 +42,15 @@ def test_widths_match_the_spec():
     assert {d.name: d.bits for d in dtypes.DTYPES} == EXPECTED_BITS
 
 
-@pytest.mark.parametrize("info", dtypes.DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", sorted(NO_NUMPY))
+def test_the_widths_numpy_lacks_have_no_numpy_dtype(name):
+    info = dtypes.dtype_info(name)
+    assert info.numpy is None and info.sub_byte
+    assert dtypes.numpy_dtype(name) is None
+    assert dtypes.dtype_code(name) == info.code and dtypes.dtype_bits(info.code) == info.bits
+
+
+@pytest.mark.parametrize("info", [d for d in dtypes.DTYPES if d.name not in NO_NUMPY], ids=lambda d: d.name)
 def test_numpy_dtype_of_every_type(info):
     expected = NUMPY_NATIVE.get(info.name) or getattr(ml_dtypes, info.name)
     assert info.numpy == np.dtype(expected)
@@ -77,7 +88,7 @@ def test_numpy_aliases_resolve():
         ("V4", UnsupportedError),
         (np.longdouble if np.dtype(np.longdouble).itemsize > 8 else "V16", UnsupportedError),
         (0, UnsupportedError),
-        (35, UnsupportedError),
+        (43, UnsupportedError),
         (-1, UnsupportedError),
         ("no_such_type", InvalidArgumentError),
         (3.5, InvalidArgumentError),

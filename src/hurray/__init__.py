@@ -4,7 +4,7 @@ This module is the face: it imports the public names from the folder of
 their layer (core/, quant/, bridges/, io/, formats/; docs/index.md has the
 table) and lists them in __all__, which is also all that dir(hurray) shows.
 It installs nothing itself: _wiring.install() completes Tensor once, last.
-hurray.errors, hurray.io and hurray.dtypes are modules of their own.
+hurray.errors, hurray.io, hurray.dtypes and hurray.nodes are modules of their own.
 """
 from importlib import metadata as _metadata
 
@@ -51,8 +51,9 @@ from .formats.gguf_write import save_gguf  # noqa: E402
 from .formats.safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
 
 # The modules the docs and every pickle name: hurray.errors, hurray.io, hurray.dtypes,
-# hurray.packing, hurray.pickling (the last three re-export core/ and bridges/).
-from . import dtypes, errors, io, packing, pickling  # noqa: E402,F401
+# hurray.packing, hurray.pickling (the last three re-export core/ and bridges/), and
+# hurray.nodes, the nodes of a version-2 descriptor (core/nodes.py).
+from . import dtypes, errors, io, nodes, packing, pickling  # noqa: E402,F401
 
 # Last: the methods of other layers and the C fast paths, set on Tensor in one fixed order.
 from . import _wiring  # noqa: E402

@@ -286,14 +286,22 @@ static PyObject *encoding_of(PyObject *descriptor)
     if (desc == NULL) {
         return NULL;
     }
-    uint8_t out[HURRAY_MAX_DESCRIPTOR_LEN];
+    /* The size first (a checked descriptor answers at once), then the bytes
+     * straight into the object: any encoding version, any length. */
     uint64_t len = 0;
-    if (hurray_descriptor_encode(desc, out, sizeof out, &len) != HURRAY_OK) {
+    if (hurray_descriptor_encode(desc, NULL, 0, &len) != HURRAY_OK ||
+        len > HURRAY_MAX_DESCRIPTOR_V2_LEN) {
         PyErr_Clear();
         return NULL;
     }
-    bytes = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)len);
+    bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
     if (bytes == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (hurray_descriptor_encode(desc, (uint8_t *)PyBytes_AS_STRING(bytes), len, &len) !=
+        HURRAY_OK) {
+        Py_DECREF(bytes);
         PyErr_Clear();
         return NULL;
     }

@@ -144,6 +144,10 @@ _PLAN_CACHE_SIZE = 1024
 
 
 def _make_plan(desc: Descriptor) -> _Plan:
+    if desc.scheme == "graph":
+        return _Plan((f"a graph of nodes (descriptor encoding version 2: {len(desc.nodes)} nodes of codes, "
+                      "scales and their arithmetic)",
+                      "use the native protocol (__hurray__ / hurray.from_hurray), or dequantize()"))
     if desc.scheme != "none":
         hint = "use the native protocol (__hurray__ / hurray.from_hurray), or dequantize()"
         if desc.scheme == "ggml":

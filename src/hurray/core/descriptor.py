@@ -14,14 +14,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import dtypes as _dtypes
+from . import nodes as _nodes
 from ._checks import U32, U64, int64, ints, uint
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
 
 __all__ = ["Descriptor", "Part"]
 
-# The longest encoding, from the header.
-_MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_LEN
+# The longest encoding of either version, from the header.
+_MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_V2_LEN
 
 
 def _enum(prefix: str) -> tuple[dict[int, str], dict[str, int]]:
@@ -283,6 +284,33 @@ class Descriptor:
             raise
         return cls._adopt(raw)
 
+    @classmethod
+    def graph(cls, shape: Any, root: _nodes.Node, *, result_dtype: Any = None) -> Descriptor:
+        """Build and validate a descriptor of encoding version 2: the tensor of
+        `shape` is the value of `root` (a hurray.nodes node), reshaped row-major.
+
+        The nodes reachable from `root` are numbered in canonical order
+        (depth-first, children in field order, a node object used twice is
+        one node) and handed to the C builder, which judges every rule.
+        `result_dtype` (float16, bfloat16, float32, float64 or None) is the
+        dtype the format's own dequantization returns; it changes no value.
+        """
+        shape = ints(shape, "shape", uint, U64)
+        nodes = _nodes.number(root)
+        if len(nodes) > lib.HURRAY_MAX_NODES:
+            raise InvalidArgumentError(f"{len(nodes)} nodes: a descriptor holds at most {lib.HURRAY_MAX_NODES}")
+        box = ffi.new("HurrayDescriptor **")
+        check(lib.hurray_descriptor_new(lib.HURRAY_DTYPE_FLOAT32, len(shape), ffi.new("uint64_t[]", shape), box))
+        raw = box[0]
+        try:
+            _nodes.add_nodes(raw, nodes)
+            if result_dtype is not None:
+                check(lib.hurray_descriptor_set_result_dtype(raw, _dtypes.dtype_code(result_dtype)))
+        except BaseException:
+            _destroy(raw)
+            raise
+        return cls._adopt(raw)
+
     # ---- the C handle --------------------------------------------------
 
     @property
@@ -343,8 +371,18 @@ class Descriptor:
         h = self.handle
         u32 = ffi.new("uint32_t[3]")
         u64 = ffi.new("uint64_t[2]")
-        check(lib.hurray_descriptor_dtype(h, u32))
-        dtype = u32[0]
+        check(lib.hurray_descriptor_encoding_version(h, u32))
+        version = u32[0]
+        nodes: tuple[_nodes.Node, ...] = ()
+        result_dtype = None
+        if version == 2:
+            nodes = _nodes.read_nodes(h)
+            check(lib.hurray_descriptor_result_dtype(h, u32))
+            result_dtype = _dtypes.dtype_name(u32[0]) if u32[0] else None
+            dtype = _dtypes.dtype_code(_graph_dtype(nodes[0], result_dtype))
+        else:
+            check(lib.hurray_descriptor_dtype(h, u32))
+            dtype = u32[0]
         check(lib.hurray_descriptor_rank(h, u32))
         rank = u32[0]
         shape_p = ffi.new("const uint64_t **")
@@ -384,13 +422,44 @@ class Descriptor:
             "ggml_type": None if ggml_type[0] == 0 else _name(GGML_TYPES, ggml_type[0]),
             "parts": parts,
             "buffer_count": u64[0],
+            "encoding_version": version,
+            "nodes": nodes,
+            "result_dtype": result_dtype,
         }
         return self._fields
 
     @property
     def dtype(self) -> str:
-        """The element type's name ("float32", "int4", ...)."""
+        """The element type's name ("float32", "int4", ...).
+
+        For encoding version 2: node 0's dtype when it is a plain stored node
+        (codes that are their values), else the result dtype, float32 when
+        unstated: what a dequantization gives.
+        """
         return self._read_fields()["dtype"]
+
+    @property
+    def encoding_version(self) -> int:
+        """1, or 2 for a graph of nodes (scheme "graph")."""
+        return self._read_fields()["encoding_version"]
+
+    @property
+    def nodes(self) -> tuple[_nodes.Node, ...]:
+        """The nodes of a version-2 descriptor in index order, node 0 the
+        tensor (a node named twice is one object); () for version 1."""
+        return self._read_fields()["nodes"]
+
+    @property
+    def root(self) -> Optional[_nodes.Node]:
+        """Node 0, the tensor, or None for version 1."""
+        nodes = self.nodes
+        return nodes[0] if nodes else None
+
+    @property
+    def result_dtype(self) -> Optional[str]:
+        """The dtype the format's own dequantization returns, or None
+        (unstated, and always for version 1)."""
+        return self._read_fields()["result_dtype"]
 
     @property
     def dtype_code(self) -> int:
@@ -459,8 +528,14 @@ class Descriptor:
 
     @property
     def byte_offset(self) -> int:
-        """Where the values part starts in its buffer."""
-        return self._read_fields()["parts"]["values"].byte_offset
+        """Where the values part starts in its buffer (version 2: node 0's,
+        when it is a stored node; else 0)."""
+        fields = self._read_fields()
+        values = fields["parts"].get("values")
+        if values is not None:
+            return values.byte_offset
+        root = fields["nodes"][0]
+        return root.offset if isinstance(root, (_nodes.Stored, _nodes.Ggml)) else 0
 
     @property
     def buffer_count(self) -> int:
@@ -468,6 +543,9 @@ class Descriptor:
 
     def __repr__(self) -> str:
         f = self._read_fields()
+        if f["encoding_version"] == 2:
+            return (f"Descriptor.graph(shape={f['shape']!r}, nodes={len(f['nodes'])}, "
+                    f"result_dtype={f['result_dtype']!r}, root={type(f['nodes'][0]).__name__})")
         items = [f"dtype={f['dtype']!r}", f"shape={f['shape']!r}", f"strides={f['strides']!r}"]
         if f["byte_order"] != "little":
             items.append(f"byte_order={f['byte_order']!r}")
@@ -523,3 +601,18 @@ def check_spans(descriptor: Descriptor, spans: Sequence[tuple[int, int]]) -> Non
         check(lib.hurray_descriptor_check_buffers(handle, box[0]))
     finally:
         lib.hurray_buffer_list_destroy(box)
+
+
+def plain_stored(node: _nodes.Node) -> bool:
+    """A stored node whose codes are its values: elements addressing, no
+    code offset, codebook or value rule, row-major layout."""
+    return (isinstance(node, _nodes.Stored) and not isinstance(node.packing, _nodes.Words)
+            and node.codebook is None and node.code_offset == 0 and node.value_rule == "standard"
+            and node.layout == "row_major")
+
+
+def _graph_dtype(root: _nodes.Node, result_dtype: Optional[str]) -> str:
+    """Descriptor.dtype of a version-2 descriptor (see there)."""
+    if plain_stored(root):
+        return root.dtype  # type: ignore[union-attr]
+    return result_dtype or "float32"

@@ -19,7 +19,8 @@ import numpy as np
 from . import _views
 from . import dtypes as _dtypes
 from ._checks import U64, index, uint
-from .descriptor import Descriptor, check_spans
+from . import nodes as _nodes
+from .descriptor import Descriptor, check_spans, plain_stored
 from ..errors import InvalidArgumentError, OutOfRangeError, UnsupportedError
 
 __all__ = ["Tensor"]
@@ -186,6 +187,8 @@ class Tensor:
         plan = self._view
         if plan is None:
             d = self._descriptor
+            if d.scheme == "graph":
+                return self._graph_view_plan(purpose)
             if d.scheme == "ggml":
                 raise UnsupportedError(f"{purpose}: ggml {d.ggml_type} blocks: use Tensor.dequantize()")
             if d.packing not in ("none", "padded"):
@@ -199,6 +202,33 @@ class Tensor:
             if _dtypes.is_builtin(dt):
                 # hurray._core views this dtype in C from now on (ADR-046).
                 NUMPY_DTYPES[d.dtype_code * 2 + (d.byte_order == "big")] = dt
+        return plan
+
+    def _graph_view_plan(self, purpose: str) -> tuple[dict[str, Any], np.dtype, bool]:
+        """The view plan of a version-2 tensor: only a plain stored node 0,
+        whose codes are the values, can be viewed; the rest is dequantized."""
+        d = self._descriptor
+        root = d.root
+        if root is None or not plain_stored(root):
+            raise UnsupportedError(
+                f"{purpose}: a graph of nodes (descriptor encoding version 2, node 0 a "
+                f"{type(root).__name__.lower()} node): use Tensor.dequantize()"
+            )
+        assert isinstance(root, _nodes.Stored)
+        # Read back from C: packing and strides are always stated.
+        if root.packing not in ("none", "padded"):
+            raise UnsupportedError(f"{purpose}: node 0 holds packed {root.dtype} codes: use Tensor.dequantize()")
+        dt = _views.element_dtype(root.dtype, root.byte_order, purpose)
+        shape, strides = tuple(root.shape), tuple(root.strides or ())
+        if shape != tuple(d.shape):
+            # A reshape of node 0: viewable when node 0 is row-major contiguous.
+            contiguous = Descriptor.build(root.dtype, shape).strides
+            if strides != contiguous:
+                raise UnsupportedError(f"{purpose}: node 0 is a strided {shape} that the tensor's {d.shape} reshapes: "
+                                       "use Tensor.dequantize()")
+            shape, strides = tuple(d.shape), tuple(d.strides)
+        interface = _views.strided_interface(self, root.buffer, root.offset, dt, shape, strides)
+        plan = self._view = (interface, dt, False)
         return plan
 
     def _stored_view(self, purpose: str) -> np.ndarray:
@@ -218,7 +248,9 @@ class Tensor:
         plan = self._view
         if plan is None or plan[2]:
             d = self._descriptor
-            if d.scheme == "affine" or d.scheme == "microscaling":
+            if d.scheme == "graph":
+                plan = self._view_plan("np.asarray")
+            elif d.scheme == "affine" or d.scheme == "microscaling":
                 raise UnsupportedError(
                     f"np.asarray: {d.scheme} {d.granularity} quantization: use Tensor.dequantize()"
                 )
@@ -239,7 +271,7 @@ class Tensor:
         the element (int4, float4_e2m1fn, ...). Quantized values stay codes.
         """
         d = self._descriptor
-        if d.packing == "none":
+        if d.packing == "none":  # and every version-2 tensor: its plain node 0, or a refusal
             return np.array(self._stored_view("Tensor.unpack"), order="C", copy=True)
         if d.scheme == "ggml":
             raise UnsupportedError(f"Tensor.unpack: ggml {d.ggml_type} blocks: use Tensor.dequantize()")

@@ -51,6 +51,12 @@ def dequantize(tensor: Tensor) -> np.ndarray:
         return _microscaling(tensor, desc)
     if scheme == "ggml":
         return dequantize_ggml(tensor)
+    if scheme == "graph":
+        # The dequantizer exists once, in C; its version-2 nodes are not in this build yet.
+        raise UnsupportedError(
+            "dequantize: a graph of nodes (descriptor encoding version 2) is dequantized by the C library's "
+            "dequantizer, which does not read version-2 nodes in this build"
+        )
     raise UnsupportedError(f"dequantize: scheme {scheme!r} is not known to this build")
 
 
