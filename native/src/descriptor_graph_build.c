@@ -70,15 +70,7 @@ static HurrayStatus graph_with_room(HurrayDescriptor *desc, const char *fn, uint
          * strides exist; they are what a version-2 descriptor reports. */
         uint32_t dim = 0;
         (void)hurray__row_major_strides(desc->rank, desc->shape, desc->strides, &dim);
-        desc->byte_order = HURRAY_BYTE_ORDER_LITTLE;
-        desc->packing = HURRAY_PACKING_NONE;
-        desc->granularity = HURRAY_GRANULARITY_NONE;
-        desc->part_mask = 0;
-        desc->axis = 0;
-        desc->ggml_type = 0;
-        desc->block_size = 0;
-        desc->graph = graph;
-        desc->scheme = HURRAY_SCHEME_GRAPH;
+        hurray__descriptor_attach_graph(desc, graph);
     } else if (graph->pool_cap - graph->pool_len < words) {
         uint64_t cap = 2 * (uint64_t)graph->pool_cap;
         if (cap < (uint64_t)graph->pool_len + words) {
