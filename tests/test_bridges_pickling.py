@@ -20,7 +20,7 @@ from hurray.errors import (
     InvalidDescriptorError,
     UnsupportedError,
 )
-from hurray.pickling import ENCODING_VERSION, unpickle_tensor
+from hurray.pickling import ENCODING_VERSION, ENCODING_VERSIONS, unpickle_tensor
 from support.pickle_samples import affine_per_tensor, assert_same, raw, samples
 
 SAMPLES = samples()
@@ -435,7 +435,8 @@ def test_mismatched_versions_in_the_state():
     for versions, error in (
         ((3, ENCODING_VERSION), AbiVersionError),
         ((5, ENCODING_VERSION), AbiVersionError),
-        ((hurray.C_ABI_VERSION, ENCODING_VERSION + 1), UnsupportedError),
+        ((hurray.C_ABI_VERSION, max(ENCODING_VERSIONS) + 1), UnsupportedError),
+        ((hurray.C_ABI_VERSION, 2), CorruptError),  # a version this build reads, not the bytes' one
         ((hurray.C_ABI_VERSION, 0), UnsupportedError),
         ((hurray.C_ABI_VERSION,), CorruptError),
         ("4.1", CorruptError),
@@ -452,9 +453,9 @@ def test_descriptor_bytes_of_another_encoding_version_or_malformed():
     tensor = SAMPLES["plain"]
     state = state_of(tensor, 4)
     encoded = bytearray(state[1])
-    encoded[4:6] = (ENCODING_VERSION + 1).to_bytes(2, "little")
+    encoded[4:6] = (ENCODING_VERSION + 2).to_bytes(2, "little")  # 2 is a graph of nodes; 3 is unknown
     state[1] = bytes(encoded)
-    with pytest.raises(UnsupportedError, match="encoding version"):
+    with pytest.raises(UnsupportedError, match="encoding version 3"):
         pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
     state[1] = b"HRYD" + ENCODING_VERSION.to_bytes(2, "little") + bytes(38)  # total length 0
     with pytest.raises(InvalidDescriptorError):

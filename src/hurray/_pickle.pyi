@@ -11,7 +11,7 @@ def unpickle_tensor(
 ) -> Tensor: ...
 def setup(
     tensor: type,
-    versions: tuple[int, int],
+    versions: tuple[tuple[int, int], ...],
     decode: Callable[..., Any],
     decode_py: Callable[..., Any],
     tensor_from_spans: Callable[..., Any],

@@ -2,8 +2,9 @@
 
 Pickling lives in hurray/bridges/pickling.py; this module keeps the
 reconstructor where every pickle ever written looks for it (its __module__
-is this module's name), and the encoding version the pickles carry.
+is this module's name), and the encoding versions the pickles carry
+(ENCODING_VERSION, version 1; ENCODING_VERSIONS, all this build reads).
 """
-from .bridges.pickling import ENCODING_VERSION, unpickle_tensor
+from .bridges.pickling import ENCODING_VERSION, ENCODING_VERSIONS, unpickle_tensor
 
-__all__ = ["ENCODING_VERSION", "unpickle_tensor"]
+__all__ = ["ENCODING_VERSION", "ENCODING_VERSIONS", "unpickle_tensor"]

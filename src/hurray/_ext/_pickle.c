@@ -28,7 +28,10 @@
 
 /* ---- what setup() was given -------------------------------------------- */
 
-static PyObject *versions;        /* (C ABI version, descriptor encoding version) */
+/* One (C ABI version, descriptor encoding version) pair per encoding this
+ * build reads, in encoding order: a state carries the pair of its
+ * descriptor's version. */
+static PyObject *versions;
 static PyObject *decode_c;        /* hurray._core.decode: Descriptor, or None to ask Python */
 static PyObject *decode_py;       /* Descriptor.decode, which raises what is wrong */
 static PyObject *from_spans;      /* hurray._core.tensor_from_spans: checks the spans in C */
@@ -38,6 +41,37 @@ static PyObject *corrupt_error;   /* hurray.errors.CorruptError */
 static PyObject *unpickle_fn; /* hurray.pickling.unpickle_tensor (made here) */
 static PyObject *str_descriptor, *str_buffers, *str_readonly, *str_encode, *str_tobytes;
 
+
+/* The encoding version of descriptor bytes (the little-endian uint16 at
+ * bytes 4-5), or -1 when they are too short to hold one. */
+static long encoding_version(PyObject *encoded)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(encoded, &view, PyBUF_SIMPLE) != 0) {
+        PyErr_Clear(); /* not bytes-like: decode has said so already */
+        return -1;
+    }
+    const unsigned char *p = view.buf;
+    long version = view.len < 6 ? -1 : ((long)p[4] | (long)p[5] << 8);
+    PyBuffer_Release(&view);
+    return version;
+}
+
+/* The pair of `versions` whose encoding version is the bytes'; borrowed,
+ * or NULL with an error set (the bytes come from Descriptor.encode). */
+static PyObject *versions_of(PyObject *encoded)
+{
+    long version = encoding_version(encoded);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(versions); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(versions, i);
+        if (PyLong_AsLong(PyTuple_GET_ITEM(pair, 1)) == version) {
+            return pair;
+        }
+    }
+    PyErr_Format(PyExc_SystemError, "pickle: no versions pair for descriptor encoding version %ld",
+                 version);
+    return NULL;
+}
 
 /* ---- Span: a buffer over a tensor's memory that keeps the tensor alive -- */
 
@@ -246,8 +280,12 @@ static PyObject *pickle_reduce_ex(PyObject *tensor, PyObject *protocol_obj)
     }
     /* Protocols 0-4: inband_copy=True, so a writable tensor gets writable
      * copies on arrival (a bytearray here would cost pickle a second copy). */
-    state = protocol >= 5 ? PyTuple_Pack(5, versions, encoded, readonly, sizes, buffers)
-                          : PyTuple_Pack(6, versions, encoded, readonly, sizes, buffers, Py_True);
+    PyObject *pair = versions_of(encoded);
+    if (pair == NULL) {
+        goto done;
+    }
+    state = protocol >= 5 ? PyTuple_Pack(5, pair, encoded, readonly, sizes, buffers)
+                          : PyTuple_Pack(6, pair, encoded, readonly, sizes, buffers, Py_True);
     result = state == NULL ? NULL : PyTuple_Pack(2, unpickle_fn, state);
 done:
     Py_XDECREF(state);
@@ -437,7 +475,7 @@ static PyObject *pickle_unpickle(PyObject *module, PyObject *const *args, Py_ssi
         !PyLong_CheckExact(PyTuple_GET_ITEM(given, 1))) {
         return raise_through(refuse_versions, given, "pickled tensor: unusable versions");
     }
-    int same = PyObject_RichCompareBool(given, versions, Py_EQ);
+    int same = PySequence_Contains(versions, given);
     if (same <= 0) {
         return same < 0
                    ? NULL
@@ -446,6 +484,15 @@ static PyObject *pickle_unpickle(PyObject *module, PyObject *const *args, Py_ssi
     PyObject *descriptor = decode(args[1]);
     if (descriptor == NULL) {
         return NULL;
+    }
+    /* decode judged the bytes; the state must name the version they have. */
+    long stated = PyLong_AsLong(PyTuple_GET_ITEM(given, 1));
+    if (stated != encoding_version(args[1])) {
+        Py_DECREF(descriptor);
+        return PyErr_Format(corrupt_error,
+                            "pickled tensor: the state says descriptor encoding version %ld, the "
+                            "descriptor bytes say %ld",
+                            stated, encoding_version(args[1]));
     }
     PyObject *readonly_obj = args[2], *sizes = args[3], *buffers = args[4];
     PyObject *inband_copy = nargs == 6 ? args[5] : Py_False;
@@ -503,7 +550,8 @@ PyDoc_STRVAR(setup_doc, "setup(Tensor, versions, decode, decode_py, tensor_from_
                         "refuse_versions, CorruptError, /)\n"
                         "    -> Tensor.__reduce_ex__ in C\n"
                         "\n"
-                        "Called once by hurray._wiring: the versions every state carries,\n"
+                        "Called once by hurray._wiring: the (C ABI, encoding) version pairs a\n"
+                        "state may carry, one per descriptor encoding version,\n"
                         "hurray._core's decode and tensor_from_spans, the Python functions that\n"
                         "raise what is wrong, and the error class for a corrupt state.");
 

@@ -25,18 +25,24 @@ from .._core import tensor_from_spans
 from .._pickle import unpickle_tensor
 from .._ffi import lib
 from ..core.descriptor import Descriptor
+from ..core.nodes import Stored
 from ..core.tensor import Tensor
 from ..errors import AbiVersionError, CorruptError, UnsupportedError
 
-__all__ = ["ENCODING_VERSION", "copy_tensor", "deepcopy_tensor", "unpickle_tensor"]
+__all__ = ["ENCODING_VERSION", "ENCODING_VERSIONS", "copy_tensor", "deepcopy_tensor", "unpickle_tensor"]
 
-# The descriptor encoding version this build writes and reads. The C library
-# has the one codec; the version is the little-endian uint16 at bytes 4-5 of
-# every encoding (docs/impl/descriptor-encoding.md), so read it from one.
+# The descriptor encoding versions this build writes and reads: version 1,
+# and version 2 for a graph of nodes (ADR-054). The C library has the one
+# codec; the version is the little-endian uint16 at bytes 4-5 of every
+# encoding (docs/impl/descriptor-encoding.md), so read it from one of each.
 ENCODING_VERSION = int.from_bytes(Descriptor.build("uint8", ()).encode()[4:6], "little")
+GRAPH_ENCODING_VERSION = int.from_bytes(
+    Descriptor.graph((), Stored("uint8", ())).encode()[4:6], "little")
+ENCODING_VERSIONS = (ENCODING_VERSION, GRAPH_ENCODING_VERSION)
 
-# (C ABI version, descriptor encoding version): the first item of every state.
-_VERSIONS = (lib.HURRAY_C_ABI_VERSION, ENCODING_VERSION)
+# (C ABI version, descriptor encoding version): the first item of every
+# state, the pair of its descriptor's version; one pair per version read.
+_VERSIONS = tuple((lib.HURRAY_C_ABI_VERSION, v) for v in ENCODING_VERSIONS)
 
 
 def _is_int_pair(value: object) -> bool:
@@ -53,7 +59,8 @@ def _refuse_versions(versions: Any) -> NoReturn:
             f"pickled tensor: written by C ABI version {abi}; this build serves {lib.HURRAY_C_ABI_VERSION}"
         )
     raise UnsupportedError(
-        f"pickled tensor: descriptor encoding version {encoding} is unsupported (this build reads {ENCODING_VERSION})"
+        f"pickled tensor: descriptor encoding version {encoding} is unsupported (this build reads "
+        f"{' and '.join(map(str, ENCODING_VERSIONS))})"
     )
 
 
