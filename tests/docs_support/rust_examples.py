@@ -10,7 +10,10 @@ stdout compared with that block. A block without ``fn main`` is wrapped in
 
 A block preceded by ``<!-- rust: quoted -->`` is code quoted from another
 project in a decision record (ADR-034 quotes one): it is not compiled, and
-the comment is allowed only on pages under docs/adr/.
+the comment is allowed only on pages under docs/adr/. A block preceded by
+``<!-- file: PATH -->`` is one file of a project the page shows whole (a
+crate that depends on this one): tests/test_rust_dependent.py writes the
+page's file blocks into a folder and builds and runs that project.
 
 The blocks of one page run one after another in the page's folder
 (page_folder.py), the working directory of its Python blocks too, so a
@@ -44,6 +47,7 @@ COMPILE_TIMEOUT = 300
 HAS_MAIN = re.compile(r"^\s*fn\s+main\s*\(", re.MULTILINE)
 # The comment must sit on the last non-blank line before the block.
 KIND_COMMENT = re.compile(r"<!--\s*rust:\s*(?P<kind>[^>]*?)\s*-->[ \t]*\n(?:[ \t]*\n)*\Z")
+FILE_COMMENT = re.compile(r"<!--\s*file:\s*(?P<path>\S+)\s*-->[ \t]*\n(?:[ \t]*\n)*\Z")
 
 
 @dataclass
@@ -110,6 +114,8 @@ class RustBlockParser:
     def __call__(self, document: Document):
         for region, source, line, rel in blocks(document, self.lexers, "rust", self.root):
             example = RustExample(source=source, line=line, path=rel)
+            if FILE_COMMENT.search(document.text, 0, region.start):
+                continue  # a file of a whole project: tests/test_rust_dependent.py builds it
             match = KIND_COMMENT.search(document.text, 0, region.start)
             if match:
                 kind = match.group("kind")
