@@ -62,7 +62,7 @@ def render_tables():
             _row(["context", "what it is", "refused with"]), _row(["---"] * 3)]
     for forged_id, title, status in FORGED:
         out.append(_row([f"`{forged_id}`", title, f"`{STATUS_NAMES[status]}`"]))
-    out += ["", "### Model files: GGUF and safetensors (tests/test_model_files_matrix.py)", "",
+    out += ["", "### Model files: GGUF and safetensors (tests/test_interop_model_files.py)", "",
             f"Each route runs for every one of these {len(model_files.TYPES)} types: "
             + ", ".join(model_files.TYPES) + ".", "",
             _row(["route", "checked", "types"]), _row(["---"] * 3)]
