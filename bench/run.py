@@ -15,6 +15,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+
 import numpy as np
 
 import hurray
