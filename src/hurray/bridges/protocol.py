@@ -60,7 +60,7 @@ def context_version(max_version: Any) -> int:
     return min(max_version, C_ABI_VERSION)
 
 
-def to_capsule(tensor: Tensor, max_version: Any = None) -> Any:
+def to_capsule(tensor: Tensor, *, max_version: Any = None) -> Any:
     """Export ``tensor`` as a ``"hurray_tensor"`` capsule (what ``Tensor.__hurray__`` returns).
 
     The capsule shares the tensor's memory and holds the tensor alive until
@@ -110,7 +110,7 @@ def _from_hurray(obj: Any) -> Tensor:
     """
     kind = type(obj)
     if kind is Tensor:
-        capsule = to_capsule(obj, C_ABI_VERSION)  # what Tensor.__hurray__ does, one call shorter
+        capsule = to_capsule(obj, max_version=C_ABI_VERSION)  # Tensor.__hurray__, one call shorter
     elif kind is _CapsuleType:
         capsule = obj
     else:
