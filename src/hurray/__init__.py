@@ -40,6 +40,7 @@ from .quant.quantizers import quantize_affine, quantize_mx, quantize_nvfp4  # no
 from .bridges.dlpack import from_dlpack  # noqa: E402
 from .bridges.numpy import from_numpy  # noqa: E402
 from .bridges.protocol import from_hurray  # noqa: E402
+from .bridges.torch import from_torch, to_torch  # noqa: E402  (imports torch only when called)
 
 # Files and streams (layer 5: io/): save/load named tensors, frames on pipes and sockets.
 from .io import File, load, read_frame, save, write_frame  # noqa: E402
@@ -79,6 +80,7 @@ __all__ = [
     "from_gguf",
     "from_hurray",
     "from_numpy",
+    "from_torch",
     "get_include",
     "get_library",
     "load",
@@ -94,6 +96,7 @@ __all__ = [
     "save_safetensors",
     "to_ggml",
     "to_gguf",
+    "to_torch",
     "write_frame",
 ]
 

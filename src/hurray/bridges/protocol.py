@@ -28,6 +28,7 @@ from .._protocol import CapsuleType as _CapsuleType
 from .._protocol import consume as _consume
 from .._protocol import export as _export
 from ..core.descriptor import Descriptor
+from ._names import qualified_name, refusal
 from ..core.tensor import Tensor
 from ..errors import AbiVersionError, CapsuleError, HurrayError, InvalidArgumentError, UnsupportedError
 
@@ -161,11 +162,9 @@ def _refuse(obj: Any, what: int, value: Any) -> NoReturn:
     what it returned). One statement of each error, for both the Python and
     the C path.
     """
-    name = type(obj).__name__
+    name = qualified_name(obj)
     if what == _NO_METHOD:
-        raise CapsuleError(
-            f"{name} object does not support the Hurray protocol (no __hurray__ method)"
-        ) from None
+        raise CapsuleError(refusal(obj, "object does not support the Hurray protocol (no __hurray__ method)")) from None
     if what == _RAISED:
         if isinstance(value, HurrayError):
             raise value  # already says what went wrong, in the package's terms
