@@ -77,7 +77,7 @@ def from_torch(obj: Any) -> Tensor:
     if name == "float4_e2m1fn_x2":
         return _from_fp4x2(obj)
     if name in _SUB_BYTE:
-        if name not in DTYPES:
+        if name not in {info.name for info in DTYPES}:
             raise UnsupportedError(
                 f"from_torch: torch.{name} has no Hurray element type in this build (descriptor encoding "
                 "version 2 adds uint3, uint5, uint6, uint7 and int3, int5, int6, int7)"
