@@ -213,9 +213,7 @@ def test_import_hurray_imports_no_framework():
 
 
 def test_a_missing_framework_is_named_with_what_to_install(monkeypatch):
-    from hurray.bridges import _imports
-
     monkeypatch.setitem(sys.modules, "torch", None)   # import torch now raises ImportError
-    with pytest.raises(_imports.MissingPackageError, match="pip install torch") as info:
+    with pytest.raises(hurray.errors.MissingPackageError, match="pip install torch") as info:
         hurray.from_torch(object())
     assert isinstance(info.value, ImportError) and isinstance(info.value, hurray.HurrayError)

@@ -9,13 +9,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ..errors import UnsupportedError
+from ..errors import MissingPackageError
 
 __all__ = ["MissingPackageError", "require"]
-
-
-class MissingPackageError(UnsupportedError, ImportError):
-    """A bridge's framework is not installed (also an ImportError)."""
 
 
 def require(module: str, install: str, bridge: str) -> ModuleType:
