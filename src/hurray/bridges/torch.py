@@ -246,7 +246,7 @@ def _parameter_array(tensor: Tensor, role: str, count: int) -> np.ndarray:
 def _to_legacy(torch: Any, tensor: Tensor, desc: Descriptor) -> Any:
     qdtype = _LEGACY_BACK.get(desc.dtype)
     scale_part, zero_part = desc.parts.get("scale"), desc.parts.get("zero_point")
-    if qdtype is None or zero_part is None:
+    if qdtype is None or scale_part is None or zero_part is None:
         raise UnsupportedError(
             f"to_torch: affine {desc.dtype} values with{'out' if zero_part is None else ''} a zero point "
             "have no torch quantized dtype (qint8, quint8, qint32, quint4x2, quint2x4 with a zero point)"
