@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..core._facts import row_major_strides
 from ..core.descriptor import Descriptor, Part
 from ..core.tensor import Tensor
 from ..errors import InvalidArgumentError, UnsupportedError
@@ -122,7 +123,7 @@ def to_mlx(tensor: Tensor) -> tuple[Any, dict[str, Any]]:
         if (d.scheme, d.dtype, d.block_size, d.parts.get("scale", Part("")).dtype) == (
                 "microscaling", values_dtype, group, scale_dtype):
             mode = name
-    if mode is None or d.axis != len(d.shape) - 1 or tuple(d.strides) != _row_major(d.shape):
+    if mode is None or d.axis != len(d.shape) - 1 or tuple(d.strides) != row_major_strides(d.shape):
         raise UnsupportedError(
             f"to_mlx: a {d.scheme} {d.dtype} tensor has no MLX mode (mxfp4, mxfp8, nvfp4: row-major, blocks along "
             "the last axis)"
@@ -150,10 +151,3 @@ def _part_bytes(tensor: Tensor, role: str, nbytes: int) -> np.ndarray:
     raw = Tensor(Descriptor.build("uint8", (size,)), [(address, size)], owner=tensor)
     return np.asarray(raw)[part.byte_offset:part.byte_offset + nbytes]
 
-
-def _row_major(shape: Any) -> tuple[int, ...]:
-    out, step = [], 1
-    for n in reversed(tuple(shape)):
-        out.append(step)
-        step *= max(int(n), 1)
-    return tuple(reversed(out))

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core._facts import row_major_strides
 from ..core.descriptor import Descriptor, Part
 from ..core.dtypes import DTYPES
 from ..core.tensor import Tensor
@@ -253,7 +254,7 @@ def _to_legacy(torch: Any, tensor: Tensor, desc: Descriptor) -> Any:
         )
     sub_byte = qdtype in ("quint4x2", "quint2x4")
     if sub_byte and (desc.packing != "lsb_first" or desc.byte_offset != 0
-                     or tuple(desc.strides) != _row_major(desc.shape)):
+                     or tuple(desc.strides) != row_major_strides(desc.shape)):
         raise UnsupportedError(f"to_torch: torch.{qdtype} holds a whole row-major tensor packed lsb_first only")
     kinds = (scale_part.dtype, zero_part.dtype)
     if desc.granularity == "per_tensor" and kinds == ("float32", "int64"):
@@ -277,10 +278,3 @@ def _to_legacy(torch: Any, tensor: Tensor, desc: Descriptor) -> Any:
     storage = _bytes_of(tensor, desc.parts["values"].buffer_index, torch).untyped_storage()
     return empty.set_(storage, desc.byte_offset // itemsize, tuple(desc.shape), tuple(desc.strides))
 
-
-def _row_major(shape: Any) -> tuple[int, ...]:
-    out, step = [], 1
-    for n in reversed(tuple(shape)):
-        out.append(step)
-        step *= max(int(n), 1)
-    return tuple(reversed(out))
