@@ -27,7 +27,6 @@ import numpy as np
 
 from ..core._facts import row_major_strides
 from ..core.descriptor import Descriptor, Part
-from ..core.dtypes import DTYPES
 from ..core.tensor import Tensor
 from ..errors import InvalidArgumentError, UnsupportedError
 from ._imports import require
@@ -77,12 +76,7 @@ def from_torch(obj: Any) -> Tensor:
     name = _name(obj.dtype)
     if name == "float4_e2m1fn_x2":
         return _from_fp4x2(obj)
-    if name in _SUB_BYTE:
-        if name not in {info.name for info in DTYPES}:
-            raise UnsupportedError(
-                f"from_torch: torch.{name} has no Hurray element type in this build (descriptor encoding "
-                "version 2 adds uint3, uint5, uint6, uint7 and int3, int5, int6, int7)"
-            )
+    if name in _SUB_BYTE:  # every width 1 to 7 has a Hurray type (3, 5, 6 and 7 since ADR-054)
         return _from_sub_byte(obj, _SUB_BYTE[name])
     from .dlpack import from_dlpack
 
