@@ -217,11 +217,11 @@ def test_a_graph_pickles():
     for protocol in (4, 5):
         assert_same(pickle.loads(pickle.dumps(t, protocol=protocol)), buffers)
         # the state names the descriptor's encoding version: a build that reads only 1 refuses it
-        assert t.__reduce_ex__(protocol)[1][0] == (hurray.C_ABI_VERSION, 2)
+        assert t.__reduce_ex__(protocol)[1][0] == (4, 2)  # pickles state C ABI 4 (ADR-059)
     d = t.descriptor
     assert pickle.loads(pickle.dumps(d)) == d
     state = list(t.__reduce_ex__(5)[1])
-    state[0] = (hurray.C_ABI_VERSION, 1)
+    state[0] = (4, 1)
     with pytest.raises(hurray.errors.CorruptError, match="the state says descriptor encoding version 1"):
         hurray.pickling.unpickle_tensor(*state)
 

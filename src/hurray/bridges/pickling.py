@@ -58,9 +58,10 @@ def _refuse_versions(versions: Any) -> NoReturn:
     if not _is_int_pair(versions):
         raise CorruptError(f"pickled tensor: versions must be a pair of ints, not {versions!r}")
     abi, encoding = versions
-    if abi != _VERSIONS[0]:
+    if abi != lib.HURRAY_C_ABI_MIN_VERSION:
         raise AbiVersionError(
-            f"pickled tensor: written by C ABI version {abi}; this build reads pickles of C ABI version {_VERSIONS[0]}"
+            f"pickled tensor: written by C ABI version {abi}; this build reads pickles of C ABI version "
+            f"{lib.HURRAY_C_ABI_MIN_VERSION}"
         )
     raise UnsupportedError(
         f"pickled tensor: descriptor encoding version {encoding} is unsupported (this build reads "
