@@ -29,6 +29,12 @@
  *     (tests/c/decode_compare.h), on the whole input and on the split
  *     descriptor, each in a buffer of exactly its length.
  *
+ *  7. for version 2 (a graph of nodes), properties G1 and G2 of
+ *     fuzz/descriptor_fuzz_graph.h: canonical through encode and through
+ *     the accessors and builder; check_buffers against buffers sized by
+ *     this fuzzer's own reach arithmetic and filled from the tail, with
+ *     every code read after an OK and the index scans held to the values.
+ *
  * Tail layout: tail[0] bits 0-1 pick the buffer-list length (0/3 exact, 1
  * one short, 2 one extra); tail[1 + i] sizes buffer i: low 2 bits 0 exact,
  * 1 short by 1 + (t >> 2), 2 long by t >> 2, 3 a raw length of t >> 2.
@@ -167,7 +173,7 @@ static void read_fields(const HurrayDescriptor *desc, Fields *f)
     REQUIRE(f->part_dtype[HURRAY_ROLE_VALUES] == f->dtype, "values dtype differs from dtype");
 }
 
-static uint8_t encoded[4096];
+static uint8_t encoded[HURRAY_MAX_DESCRIPTOR_V2_LEN];
 
 /* Property 2: encode, and a rebuild from the accessors, give the input. */
 static void check_canonical(const HurrayDescriptor *desc, const Fields *f, const uint8_t *data,
@@ -534,6 +540,9 @@ static void check_context_copy(const uint8_t *data, size_t len)
     REQUIRE(ctx == NULL, "context destroy did not null the pointer");
 }
 
+/* Version 2's properties and mutator (G1, G2). */
+#include "descriptor_fuzz_graph.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_context_header(data, size);
@@ -573,6 +582,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         REQUIRE(desc == NULL, "failed decode wrote its out-parameter");
         REQUIRE(hurray_last_error_message() != NULL && hurray_last_error_message()[0] != '\0',
                 "decode failed (%d) without a message", s);
+        free(bytes);
+        return 0;
+    }
+    uint32_t version = 0;
+    REQUIRE(hurray_descriptor_encoding_version(desc, &version) == HURRAY_OK, "version");
+    if (version == 2) {
+        graph_check_canonical(desc, bytes, desc_len);
+        check_context_copy(bytes, desc_len);
+        graph_check_bounds(desc, data + desc_len, size - desc_len);
+        hurray_descriptor_destroy(&desc);
         free(bytes);
         return 0;
     }
@@ -705,7 +724,7 @@ static size_t relay(uint8_t *data, size_t size, size_t max_size, uint64_t *rng)
         if (parts < HURRAY_MAX_PARTS) {
             memset(part[parts], 0, 16);
             part[parts][0] = (uint8_t)(1 + pick(rng, HURRAY_MAX_PARTS));
-            part[parts][1] = (uint8_t)(1 + pick(rng, 34));
+            part[parts][1] = (uint8_t)(1 + pick(rng, 42));
             part[parts][2] = (uint8_t)pick(rng, 2);
             part[parts][4] = (uint8_t)pick(rng, 4);
             parts++;
@@ -793,6 +812,15 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
     FUZZ_MUTATED(data, size);
     if (pick(&rng, 8) == 0) {
         return size;
+    }
+    /* Version 2 inputs are mostly re-laid as version 2, and a few inputs of
+     * either version as the other. */
+    int graph = size >= 6 && data[4] == 2 && data[5] == 0;
+    if (pick(&rng, 16) == 0) {
+        graph = !graph;
+    }
+    if (graph) {
+        return graph_relay(data, size, max_size, &rng);
     }
     return relay(data, size, max_size, &rng);
 }

@@ -65,6 +65,12 @@ struct HurrayDescriptor {
     uint32_t axis;      /* any value a setter is given; validation judges it */
     uint32_t ggml_type; /* HurrayGgmlType, or 0; as wide as the encoding's field */
     uint64_t block_size;
+    /* The nodes of a version-2 descriptor (descriptor_graph.h), which then
+     * has scheme GRAPH; NULL for version 1 (even one whose scheme byte,
+     * read from bytes, says 4: its rules refuse it). Freed by destroy;
+     * beside the header's fields, in the cache line alloc and destroy
+     * touch anyway. */
+    struct HurrayGraph *graph;
     /* 1 once a check has proven every rule (decode, validate, or the check
      * encode and check_buffers start with), and facts holds what it found;
      * every setter sets it back to 0. So each descriptor is checked once,
@@ -77,10 +83,6 @@ struct HurrayDescriptor {
     HurrayDescriptorPart parts[HURRAY_MAX_PARTS];
     uint64_t *shape;  /* rank entries, in storage */
     int64_t *strides; /* rank entries, in elements, in storage after the shape */
-    /* The nodes of a version-2 descriptor (descriptor_graph.h), which has
-     * scheme GRAPH; read only then (hurray__descriptor_graph), so that a
-     * version-1 descriptor never stores it. Freed by destroy. */
-    struct HurrayGraph *graph;
     /* Sized for HURRAY__SPARE_RANK up to that rank, so that a destroyed
      * block serves the thread's next decode (ADR-051), and for the rank
      * above it, not for HURRAY_MAX_RANK: a typical descriptor stays small. */
@@ -141,6 +143,7 @@ static inline __attribute__((always_inline)) HurrayDescriptor *hurray__descripto
     }
     desc->rank = (uint8_t)rank;
     desc->checked = 0;
+    desc->graph = NULL; /* version 1 until a graph is attached */
     desc->shape = desc->storage;
     /* int64_t and uint64_t may alias each other (C11 6.5p7). */
     desc->strides = (int64_t *)(desc->storage + rank);

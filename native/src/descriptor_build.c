@@ -91,7 +91,7 @@ void hurray_descriptor_destroy(HurrayDescriptor **desc)
     /* Nulled before the release, so the free is a tail call. */
     HurrayDescriptor *doomed = *desc;
     *desc = NULL;
-    if (doomed->scheme == HURRAY_SCHEME_GRAPH) {
+    if (doomed->graph != NULL) {
         hurray__graph_free(doomed->graph);
     }
     hurray__descriptor_release(doomed);

@@ -197,13 +197,10 @@ typedef struct HurrayGraph {
     uint64_t pool[];   /* every node's shape, strides and blocks */
 } HurrayGraph;
 
-/* The graph of a version-2 descriptor, NULL for version 1. The scheme is
- * the mark: only a descriptor with nodes has scheme GRAPH (the version-1
- * setters cannot set it), so desc->graph is read only then and a version-1
- * descriptor never has to store it. */
+/* The graph of a version-2 descriptor, NULL for version 1. */
 static inline HurrayGraph *hurray__descriptor_graph(const HurrayDescriptor *desc)
 {
-    return desc->scheme == HURRAY_SCHEME_GRAPH ? desc->graph : NULL;
+    return desc->graph;
 }
 
 /* The node at `index` in *out, of this kind (0 for any kind): OUT_OF_RANGE
@@ -211,6 +208,23 @@ static inline HurrayGraph *hurray__descriptor_graph(const HurrayDescriptor *desc
  * another kind, NULL_ARGUMENT for no desc; messages start with fn. */
 HurrayStatus hurray__graph_find_node(const HurrayDescriptor *desc, const char *fn, uint32_t index,
                                      uint32_t kind, const HurrayNode **out);
+
+/* Makes desc (its rank, shape and strides set) a version-2 descriptor of
+ * graph: the version-1 fields at the values a graph reports (little-endian,
+ * packing none, scheme GRAPH, no parts). The builder and decode both come
+ * here, so the two agree field for field. */
+static inline void hurray__descriptor_attach_graph(HurrayDescriptor *desc, HurrayGraph *graph)
+{
+    desc->byte_order = HURRAY_BYTE_ORDER_LITTLE;
+    desc->packing = HURRAY_PACKING_NONE;
+    desc->granularity = HURRAY_GRANULARITY_NONE;
+    desc->part_mask = 0;
+    desc->axis = 0;
+    desc->ggml_type = 0;
+    desc->block_size = 0;
+    desc->graph = graph;
+    desc->scheme = HURRAY_SCHEME_GRAPH;
+}
 
 /* Kinds as the messages name them: "stored", "constant", ... or "?". */
 const char *hurray__node_kind_name(uint32_t kind);

@@ -70,15 +70,7 @@ static HurrayStatus graph_with_room(HurrayDescriptor *desc, const char *fn, uint
          * strides exist; they are what a version-2 descriptor reports. */
         uint32_t dim = 0;
         (void)hurray__row_major_strides(desc->rank, desc->shape, desc->strides, &dim);
-        desc->byte_order = HURRAY_BYTE_ORDER_LITTLE;
-        desc->packing = HURRAY_PACKING_NONE;
-        desc->granularity = HURRAY_GRANULARITY_NONE;
-        desc->part_mask = 0;
-        desc->axis = 0;
-        desc->ggml_type = 0;
-        desc->block_size = 0;
-        desc->graph = graph;
-        desc->scheme = HURRAY_SCHEME_GRAPH;
+        hurray__descriptor_attach_graph(desc, graph);
     } else if (graph->pool_cap - graph->pool_len < words) {
         uint64_t cap = 2 * (uint64_t)graph->pool_cap;
         if (cap < (uint64_t)graph->pool_len + words) {
@@ -149,6 +141,18 @@ static HurrayStatus node_of_kind(HurrayDescriptor *desc, const char *fn, uint32_
     return HURRAY_OK;
 }
 
+/* The NULL checks every add_* makes first, before it judges its other
+ * arguments. */
+static HurrayStatus require_desc(const HurrayDescriptor *desc, const uint32_t *out_node,
+                                 const char *fn)
+{
+    if (desc == NULL || out_node == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: %s is NULL", fn,
+                            desc == NULL ? "desc" : "out_node");
+    }
+    return HURRAY_OK;
+}
+
 /* A node index a field of one byte can hold (validation judges whether it
  * names a node, and one after the referring node). */
 static HurrayStatus check_reference(const char *fn, const char *field, uint32_t value)
@@ -187,6 +191,7 @@ HurrayStatus hurray_descriptor_add_stored(HurrayDescriptor *desc, uint32_t dtype
                                           uint64_t byte_offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_stored";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     HURRAY__TRY(check_dtype(fn, "dtype", dtype));
     int64_t strides[HURRAY_MAX_RANK];
     if (rank <= HURRAY_MAX_RANK && (shape != NULL || rank == 0)) {
@@ -349,6 +354,7 @@ HurrayStatus hurray_descriptor_add_constant(HurrayDescriptor *desc, uint32_t dty
                                             uint64_t value_bits, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_constant";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     HURRAY__TRY(check_dtype(fn, "dtype", dtype));
     HurrayNode *node = NULL;
     HURRAY__TRY(add_node(desc, fn, HURRAY_NODE_CONSTANT, 0, NULL, 0, out_node, &node));
@@ -362,6 +368,7 @@ HurrayStatus hurray_descriptor_add_step(HurrayDescriptor *desc, uint32_t form, u
                                         uint32_t scale, uint32_t offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_step";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     if (form < HURRAY_FORM_MUL || form > HURRAY_FORM_MUL_SUB) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: form %u is unknown", fn, (unsigned)form);
     }
@@ -416,6 +423,7 @@ HurrayStatus hurray_descriptor_add_ggml(HurrayDescriptor *desc, uint32_t ggml_ty
                                         uint64_t byte_offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_ggml";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     if (hurray__ggml_name(ggml_type) == NULL) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: ggml type %u is unknown", fn,
                             (unsigned)ggml_type);
@@ -434,6 +442,7 @@ HurrayStatus hurray_descriptor_add_bits(HurrayDescriptor *desc, uint32_t rank,
                                         int32_t offset, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_bits";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     if (input_count < 1 || input_count > 4) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
                             "%s: input_count %u is not between 1 and 4", fn, (unsigned)input_count);
@@ -463,6 +472,7 @@ HurrayStatus hurray_descriptor_add_gather(HurrayDescriptor *desc, uint32_t rank,
                                           uint32_t axis, uint32_t *out_node)
 {
     static const char fn[] = "hurray_descriptor_add_gather";
+    HURRAY__TRY(require_desc(desc, out_node, fn));
     HURRAY__TRY(check_reference(fn, "x", x));
     HURRAY__TRY(check_reference(fn, "index", index));
     HURRAY__TRY(check_byte(fn, "axis", axis));

@@ -227,15 +227,7 @@ HurrayStatus hurray__graph_decode(const uint8_t *bytes, uint64_t len, HurrayDesc
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_descriptor_decode: out of memory");
     }
     get_dims(bytes + HURRAY__DESCRIPTOR_HEADER_LEN, desc->shape, rank);
-    desc->byte_order = HURRAY_BYTE_ORDER_LITTLE;
-    desc->packing = HURRAY_PACKING_NONE;
-    desc->scheme = HURRAY_SCHEME_GRAPH;
-    desc->granularity = HURRAY_GRANULARITY_NONE;
-    desc->part_mask = 0;
-    desc->axis = 0;
-    desc->ggml_type = 0;
-    desc->block_size = 0;
-    desc->graph = graph;
+    hurray__descriptor_attach_graph(desc, graph);
     graph->result_dtype = bytes[10];
     uint32_t pool = 0;
     for (uint32_t i = 0; i < count; i++) {

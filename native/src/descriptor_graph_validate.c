@@ -89,7 +89,8 @@ static HurrayStatus check_reference(const HurrayGraph *graph, uint32_t i, const 
     if (value <= i) {
         return hurray__fail(INVALID,
                             NODE_FMT "%s refers to node %u, which is not after it: a chain of "
-                                     "nodes may not loop",
+                                     "nodes may not loop (and a node named twice comes after "
+                                     "both that name it)",
                             NODE_ARGS(i, node), field, (unsigned)value);
     }
     if (value >= graph->node_count) {

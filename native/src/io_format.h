@@ -43,6 +43,11 @@
 #define HURRAY__MAX_NAME_LEN 65535u
 #define HURRAY__MAX_DESCRIPTOR_BYTES 65536u
 #define HURRAY__MAX_FRAME_BUFFERS 64u
+/* Any descriptor this build writes fits a frame: version 2's longest, and
+ * its most buffers (one per node). */
+_Static_assert(HURRAY__MAX_DESCRIPTOR_BYTES >= HURRAY_MAX_DESCRIPTOR_V2_LEN &&
+                   HURRAY__MAX_FRAME_BUFFERS >= HURRAY_MAX_NODES,
+               "hurray-io frames carry version-2 descriptors");
 #define HURRAY__MAX_INDEX_LEN (1ull << 30)
 
 /* ---- little-endian access ----------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
  * vectors_check.c -- the C side of the golden descriptor vectors
- * (tests/vectors/, driven by tests/test_descriptor_c.py).
+ * (tests/vectors/, driven by tests/test_core_descriptor_c.py).
  *
  *   vectors_check decode FILE.hex
  *       Decodes the bytes, prints every field as one "key value" line
@@ -15,6 +15,12 @@
  *   vectors_check buffers FILE.hex SIZE...
  *       Decodes and runs hurray_descriptor_check_buffers against buffers of
  *       those sizes; prints the status name.
+ *   vectors_check graph TEXT
+ *       Builds a version-2 descriptor from TEXT (the lines of
+ *       tests/c/graph_text.h) with the builder API and prints its encoding
+ *       as hex. Meaning -> bytes, for encoding version 2; `decode` of a
+ *       version-2 file prints those lines (through the accessors) instead
+ *       of the version-1 fields.
  *
  * A .hex file is hex digits; whitespace is ignored and '#' starts a comment
  * that runs to the end of the line. Exit status 0 only when every step
@@ -22,12 +28,14 @@
  */
 #include "hurray.h"
 
+#include "graph_text.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BYTES 4096
+#define MAX_BYTES HURRAY_MAX_DESCRIPTOR_V2_LEN
 
 static const char *const byte_orders[] = {"little", "big"};
 static const char *const packings[] = {"none", "padded", "lsb_first", "ggml_split"};
@@ -175,6 +183,20 @@ static int cmd_decode(const char *path)
     static uint8_t bytes[MAX_BYTES], again[MAX_BYTES];
     size_t len;
     HurrayDescriptor *desc = decode_file(path, bytes, &len);
+    uint32_t version = 0;
+    check(hurray_descriptor_encoding_version(desc, &version), "encoding version");
+    if (version == 2) {
+        static char text[1 << 16];
+        uint64_t graph_count = 0, graph_len = 0;
+        check(graph_text_dump(desc, text, sizeof text), "the accessors");
+        check(hurray_descriptor_buffer_count(desc, &graph_count), "buffer count");
+        printf("%sbuffer_count %" PRIu64 "\n", text, graph_count);
+        check(hurray_descriptor_encode(desc, again, sizeof again, &graph_len), "re-encode");
+        hurray_descriptor_destroy(&desc);
+        int same = graph_len == len && memcmp(again, bytes, len) == 0;
+        printf(same ? "reencoded identical\n" : "reencoded different\n");
+        return same ? 0 : 1;
+    }
     uint32_t rank, u, scheme, granularity, axis, ggml;
     uint64_t block, count;
     const uint64_t *shape;
@@ -342,6 +364,25 @@ static int cmd_encode(int argc, char **argv)
     return 0;
 }
 
+static int cmd_graph(const char *text)
+{
+    HurrayDescriptor *desc = NULL;
+    HurrayStatus status = graph_text_build(text, &desc);
+    if (status == HURRAY_ERROR_INVALID_ARGUMENT && desc == NULL) {
+        check(status, "graph text (a builder call, or a line not in the format)");
+    }
+    check(status, "build");
+    static uint8_t bytes[MAX_BYTES];
+    uint64_t len = 0;
+    check(hurray_descriptor_encode(desc, bytes, sizeof bytes, &len), "encode");
+    hurray_descriptor_destroy(&desc);
+    for (uint64_t i = 0; i < len; i++) {
+        printf("%02x", bytes[i]);
+    }
+    printf("\n");
+    return 0;
+}
+
 static int cmd_buffers(const char *path, int argc, char **argv)
 {
     static uint8_t bytes[MAX_BYTES];
@@ -372,7 +413,10 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "buffers") == 0) {
         return cmd_buffers(argv[2], argc - 3, argv + 3);
     }
+    if (argc == 3 && strcmp(argv[1], "graph") == 0) {
+        return cmd_graph(argv[2]);
+    }
     fprintf(stderr, "usage: vectors_check decode FILE.hex | encode KEY=VALUE... | "
-                    "buffers FILE.hex SIZE...\n");
+                    "buffers FILE.hex SIZE... | graph TEXT\n");
     return 2;
 }

@@ -54,6 +54,8 @@ codes!(
         PADDED = sys::HURRAY_PACKING_PADDED => "padded",
         LSB_FIRST = sys::HURRAY_PACKING_LSB_FIRST => "lsb_first",
         GGML_SPLIT = sys::HURRAY_PACKING_GGML_SPLIT => "ggml_split",
+        DENSE = sys::HURRAY_PACKING_DENSE => "dense",
+        SLOTS = sys::HURRAY_PACKING_SLOTS => "slots",
     }
 );
 codes!(
@@ -63,6 +65,42 @@ codes!(
         AFFINE = sys::HURRAY_SCHEME_AFFINE => "affine",
         MICROSCALING = sys::HURRAY_SCHEME_MICROSCALING => "microscaling",
         GGML = sys::HURRAY_SCHEME_GGML => "ggml",
+        GRAPH = sys::HURRAY_SCHEME_GRAPH => "graph",
+    }
+);
+codes!(
+    /// Version 2: what a node is.
+    NodeKind {
+        STORED = sys::HURRAY_NODE_STORED => "stored",
+        CONSTANT = sys::HURRAY_NODE_CONSTANT => "constant",
+        STEP = sys::HURRAY_NODE_STEP => "step",
+        GGML = sys::HURRAY_NODE_GGML => "ggml",
+        BITS = sys::HURRAY_NODE_BITS => "bits",
+        GATHER = sys::HURRAY_NODE_GATHER => "gather",
+    }
+);
+codes!(
+    /// Version 2: where a stored node's element lies.
+    Addressing {
+        ELEMENTS = sys::HURRAY_ADDRESSING_ELEMENTS => "elements",
+        WORDS = sys::HURRAY_ADDRESSING_WORDS => "words",
+    }
+);
+codes!(
+    /// Version 2: a step's formula.
+    Form {
+        MUL = sys::HURRAY_FORM_MUL => "mul",
+        DIV = sys::HURRAY_FORM_DIV => "div",
+        SUB_MUL = sys::HURRAY_FORM_SUB_MUL => "sub_mul",
+        MUL_ADD = sys::HURRAY_FORM_MUL_ADD => "mul_add",
+        MUL_SUB = sys::HURRAY_FORM_MUL_SUB => "mul_sub",
+    }
+);
+codes!(
+    /// Version 2: how a stored node's codes read as values.
+    ValueRule {
+        STANDARD = sys::HURRAY_VALUE_RULE_STANDARD => "standard",
+        E8M0_NO_NAN = sys::HURRAY_VALUE_RULE_E8M0_NO_NAN => "e8m0_no_nan",
     }
 );
 codes!(
@@ -144,6 +182,14 @@ impl Dtype {
     pub const FLOAT8_E5M2: Dtype = Dtype(sys::HURRAY_DTYPE_FLOAT8_E5M2);
     pub const FLOAT8_E8M0FNU: Dtype = Dtype(sys::HURRAY_DTYPE_FLOAT8_E8M0FNU);
     pub const FLOAT4_E2M1FN: Dtype = Dtype(sys::HURRAY_DTYPE_FLOAT4_E2M1FN);
+    pub const UINT3: Dtype = Dtype(sys::HURRAY_DTYPE_UINT3);
+    pub const UINT5: Dtype = Dtype(sys::HURRAY_DTYPE_UINT5);
+    pub const UINT6: Dtype = Dtype(sys::HURRAY_DTYPE_UINT6);
+    pub const UINT7: Dtype = Dtype(sys::HURRAY_DTYPE_UINT7);
+    pub const INT3: Dtype = Dtype(sys::HURRAY_DTYPE_INT3);
+    pub const INT5: Dtype = Dtype(sys::HURRAY_DTYPE_INT5);
+    pub const INT6: Dtype = Dtype(sys::HURRAY_DTYPE_INT6);
+    pub const INT7: Dtype = Dtype(sys::HURRAY_DTYPE_INT7);
 
     /// The lowercase name (`"bfloat16"`), or None for a code the linked
     /// library does not know.

@@ -1,12 +1,14 @@
 //! `Descriptor`: layers 1-3 and the role-to-buffer map, held as a C
 //! `HurrayDescriptor`. Every rule is the library's: decoding and encoding
 //! validate in C; this type only reads the fields back, once, into Rust
-//! values, so its accessors cannot fail.
+//! values, so its accessors cannot fail. A descriptor of encoding version 2
+//! (a graph of nodes) is read too: its nodes, result dtype and version.
 use std::ptr::NonNull;
 
 use crate::buffer::BufferList;
 use crate::codes::{ByteOrder, Dtype, Granularity, GgmlType, Packing, PartLayout, Role, Scheme};
 use crate::error::{check, Error, Result};
+use crate::graph::{lent, read_nodes, Node};
 use crate::sys;
 
 /// Where one role's elements live.
@@ -48,6 +50,9 @@ struct Fields {
     packing: Packing,
     quantization: Quantization,
     parts: [Option<Part>; 4],
+    encoding_version: u32,
+    result_dtype: Dtype,
+    nodes: Vec<Node>,
 }
 
 /// A descriptor, decoded from bytes or built field by field.
@@ -102,9 +107,16 @@ impl Descriptor {
         let (mut dtype, mut rank, mut byte_order, mut packing) = (0u32, 0u32, 0u32, 0u32);
         let (mut scheme, mut granularity, mut axis, mut block_size, mut ggml) = (0u32, 0u32, 0u32, 0u64, 0u32);
         let (mut shape_ptr, mut strides_ptr) = (std::ptr::null(), std::ptr::null());
+        let (mut encoding_version, mut result_dtype) = (0u32, 0u32);
         // SAFETY: `d` is a live descriptor and every out-parameter is valid.
         unsafe {
-            check(sys::hurray_descriptor_dtype(d, &mut dtype))?;
+            check(sys::hurray_descriptor_encoding_version(d, &mut encoding_version))?;
+            check(sys::hurray_descriptor_result_dtype(d, &mut result_dtype))?;
+            // A version-2 descriptor has no values part: its values are node 0's.
+            let status = sys::hurray_descriptor_dtype(d, &mut dtype);
+            if !(encoding_version == 2 && status == sys::HURRAY_ERROR_NOT_FOUND) {
+                check(status)?;
+            }
             check(sys::hurray_descriptor_rank(d, &mut rank))?;
             check(sys::hurray_descriptor_shape(d, &mut shape_ptr))?;
             check(sys::hurray_descriptor_strides(d, &mut strides_ptr))?;
@@ -122,8 +134,8 @@ impl Descriptor {
         if rank > sys::HURRAY_MAX_RANK {
             return Err(Error::new(sys::HURRAY_ERROR_INVALID_DESCRIPTOR, format!("rank {rank} exceeds 64")));
         }
-        let shape = borrowed(shape_ptr, rank)?;
-        let strides = borrowed(strides_ptr, rank)?;
+        let shape = lent(shape_ptr, rank)?;
+        let strides = lent(strides_ptr, rank)?;
         let mut parts = [None; 4];
         for (slot, role) in parts.iter_mut().zip(Role::ALL) {
             let (mut pd, mut index, mut offset, mut layout) = (0u32, 0u64, 0u64, 0u32);
@@ -150,6 +162,9 @@ impl Descriptor {
                 ggml_type: GgmlType(ggml),
             },
             parts,
+            encoding_version,
+            result_dtype: Dtype(result_dtype),
+            nodes: read_nodes(d)?,
         })
     }
 
@@ -223,7 +238,7 @@ impl Descriptor {
 
     /// The canonical bytes; validates first.
     pub fn encode(&self) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; sys::HURRAY_MAX_DESCRIPTOR_LEN as usize];
+        let mut out = vec![0u8; sys::HURRAY_MAX_DESCRIPTOR_V2_LEN as usize];
         let mut len = 0u64;
         // SAFETY: `out` has the capacity passed; `len` is an out-parameter.
         check(unsafe { sys::hurray_descriptor_encode(self.ptr(), out.as_mut_ptr(), out.len() as u64, &mut len) })?;
@@ -241,8 +256,27 @@ impl Descriptor {
         check(unsafe { sys::hurray_descriptor_check_buffers(self.ptr(), list.as_ptr()) })
     }
 
+    /// The values' element type; `Dtype(0)` (no name) for a version-2
+    /// descriptor, whose values are node 0's.
     pub fn dtype(&self) -> Dtype {
         self.fields.dtype
+    }
+
+    /// 1, or 2 for a descriptor that is a graph of nodes.
+    pub fn encoding_version(&self) -> u32 {
+        self.fields.encoding_version
+    }
+
+    /// The nodes of a version-2 descriptor, node 0 the tensor; empty for
+    /// version 1.
+    pub fn nodes(&self) -> &[Node] {
+        &self.fields.nodes
+    }
+
+    /// The dtype the format's own dequantization returns, `Dtype(0)` when
+    /// unstated (and for version 1); informative.
+    pub fn result_dtype(&self) -> Dtype {
+        self.fields.result_dtype
     }
 
     pub fn rank(&self) -> usize {
@@ -311,6 +345,7 @@ impl std::fmt::Debug for Descriptor {
             .field("shape", &self.fields.shape)
             .field("strides", &self.fields.strides)
             .field("scheme", &self.fields.quantization.scheme)
+            .field("nodes", &self.fields.nodes)
             .finish()
     }
 }
@@ -325,6 +360,9 @@ impl Fields {
             packing: Packing(0),
             quantization: Quantization::NONE,
             parts: [None; 4],
+            encoding_version: 0,
+            result_dtype: Dtype(0),
+            nodes: Vec::new(),
         }
     }
 }
@@ -334,16 +372,4 @@ fn rank_u32(len: usize) -> Result<u32> {
         return Err(Error::new(sys::HURRAY_ERROR_INVALID_ARGUMENT, format!("rank {len} exceeds 64")));
     }
     Ok(len as u32)
-}
-
-/// A copy of `rank` values the library lends.
-fn borrowed<T: Copy>(ptr: *const T, rank: u32) -> Result<Vec<T>> {
-    if rank == 0 {
-        return Ok(Vec::new());
-    }
-    if ptr.is_null() {
-        return Err(Error::new(sys::HURRAY_ERROR_NULL_ARGUMENT, "the library lent a NULL array"));
-    }
-    // SAFETY: the library lends `rank` values, alive while the descriptor is.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, rank as usize) }.to_vec())
 }

@@ -17,15 +17,19 @@ mod descriptor;
 mod error;
 mod file;
 mod frame;
+mod graph;
 mod tensor;
 
 pub use buffer::BufferList;
-pub use codes::{ByteOrder, Dtype, Granularity, GgmlType, Packing, PartLayout, Role, Scheme};
+pub use codes::{
+    Addressing, ByteOrder, Dtype, Form, GgmlType, Granularity, NodeKind, Packing, PartLayout, Role, Scheme, ValueRule,
+};
 pub use context::TensorContext;
 pub use descriptor::{Descriptor, Part, Quantization};
 pub use error::{Error, Result};
 pub use file::{File, Writer};
 pub use frame::{read_frame, write_frame};
+pub use graph::{Node, StepNode, StoredNode};
 pub use tensor::Tensor;
 
 /// The C ABI version this crate was written for (`HURRAY_C_ABI_VERSION`).

@@ -12,11 +12,15 @@
 
 use std::os::raw::{c_char, c_int, c_void};
 
-pub const HURRAY_C_ABI_VERSION: u32 = 4;
+pub const HURRAY_C_ABI_VERSION: u32 = 5;
+pub const HURRAY_C_ABI_MIN_VERSION: u32 = 4;
+pub const HURRAY_BUFFER_READONLY: u32 = 1;
 pub const HURRAY_TENSOR_CONTEXT_MAGIC: u32 = 0x48525443;
 pub const HURRAY_MAX_RANK: u32 = 64;
 pub const HURRAY_MAX_PARTS: u32 = 4;
 pub const HURRAY_MAX_DESCRIPTOR_LEN: u32 = 1120;
+pub const HURRAY_MAX_NODES: u32 = 16;
+pub const HURRAY_MAX_DESCRIPTOR_V2_LEN: u32 = 18720;
 pub const HURRAY_IO_VERSION: u32 = 1;
 pub const HURRAY_READ_DEFAULT: u32 = 0;
 pub const HURRAY_READ_NO_VERIFY: u32 = 1;
@@ -78,6 +82,14 @@ pub const HURRAY_DTYPE_FLOAT6_E2M3FN: u32 = 31;
 pub const HURRAY_DTYPE_FLOAT6_E3M2FN: u32 = 32;
 pub const HURRAY_DTYPE_FLOAT4_E2M1FN: u32 = 33;
 pub const HURRAY_DTYPE_BCOMPLEX32: u32 = 34;
+pub const HURRAY_DTYPE_UINT3: u32 = 35;
+pub const HURRAY_DTYPE_UINT5: u32 = 36;
+pub const HURRAY_DTYPE_UINT6: u32 = 37;
+pub const HURRAY_DTYPE_UINT7: u32 = 38;
+pub const HURRAY_DTYPE_INT3: u32 = 39;
+pub const HURRAY_DTYPE_INT5: u32 = 40;
+pub const HURRAY_DTYPE_INT6: u32 = 41;
+pub const HURRAY_DTYPE_INT7: u32 = 42;
 
 /// `enum HurrayByteOrder` codes.
 pub const HURRAY_BYTE_ORDER_LITTLE: u32 = 0;
@@ -88,12 +100,15 @@ pub const HURRAY_PACKING_NONE: u32 = 0;
 pub const HURRAY_PACKING_PADDED: u32 = 1;
 pub const HURRAY_PACKING_LSB_FIRST: u32 = 2;
 pub const HURRAY_PACKING_GGML_SPLIT: u32 = 3;
+pub const HURRAY_PACKING_DENSE: u32 = 4;
+pub const HURRAY_PACKING_SLOTS: u32 = 5;
 
 /// `enum HurrayScheme` codes.
 pub const HURRAY_SCHEME_NONE: u32 = 0;
 pub const HURRAY_SCHEME_AFFINE: u32 = 1;
 pub const HURRAY_SCHEME_MICROSCALING: u32 = 2;
 pub const HURRAY_SCHEME_GGML: u32 = 3;
+pub const HURRAY_SCHEME_GRAPH: u32 = 4;
 
 /// `enum HurrayGranularity` codes.
 pub const HURRAY_GRANULARITY_NONE: u32 = 0;
@@ -120,6 +135,33 @@ pub const HURRAY_GGML_Q8_0: u32 = 8;
 pub const HURRAY_GGML_Q4_K: u32 = 12;
 pub const HURRAY_GGML_Q6_K: u32 = 14;
 pub const HURRAY_GGML_MXFP4: u32 = 39;
+
+/// `enum HurrayNodeKind` codes (descriptor encoding version 2).
+pub const HURRAY_NODE_STORED: u32 = 1;
+pub const HURRAY_NODE_CONSTANT: u32 = 2;
+pub const HURRAY_NODE_STEP: u32 = 3;
+pub const HURRAY_NODE_GGML: u32 = 4;
+pub const HURRAY_NODE_BITS: u32 = 5;
+pub const HURRAY_NODE_GATHER: u32 = 6;
+
+/// `enum HurrayAddressing` codes.
+pub const HURRAY_ADDRESSING_ELEMENTS: u32 = 0;
+pub const HURRAY_ADDRESSING_WORDS: u32 = 1;
+
+/// `enum HurrayForm` codes.
+pub const HURRAY_FORM_MUL: u32 = 1;
+pub const HURRAY_FORM_DIV: u32 = 2;
+pub const HURRAY_FORM_SUB_MUL: u32 = 3;
+pub const HURRAY_FORM_MUL_ADD: u32 = 4;
+pub const HURRAY_FORM_MUL_SUB: u32 = 5;
+
+/// `enum HurrayValueRule` codes.
+pub const HURRAY_VALUE_RULE_STANDARD: u32 = 0;
+pub const HURRAY_VALUE_RULE_E8M0_NO_NAN: u32 = 1;
+
+/// A step's flags and a stored node's slot flags.
+pub const HURRAY_STEP_RAGGED: u32 = 1;
+pub const HURRAY_SLOTS_PLANAR: u32 = 1;
 
 /// Opaque handles: never constructed, never read, only pointed to.
 #[repr(C)]
@@ -169,6 +211,8 @@ extern "C" {
     pub fn hurray_buffer_new(len: u64, alignment: u64, out: *mut *mut HurrayBuffer) -> HurrayStatus;
     pub fn hurray_buffer_data(buf: *const HurrayBuffer, out_data: *mut *mut c_void, out_len: *mut u64) -> HurrayStatus;
     pub fn hurray_buffer_destroy(buf: *mut *mut HurrayBuffer);
+    pub fn hurray_buffer_mark_readonly(buf: *mut HurrayBuffer) -> HurrayStatus;
+    pub fn hurray_buffer_flags(buf: *const HurrayBuffer, out: *mut u32) -> HurrayStatus;
 
     // ---- HurrayBufferList
     pub fn hurray_buffer_list_new(out: *mut *mut HurrayBufferList) -> HurrayStatus;
@@ -246,6 +290,192 @@ extern "C" {
     ) -> HurrayStatus;
     pub fn hurray_descriptor_buffer_count(desc: *const HurrayDescriptor, out: *mut u64) -> HurrayStatus;
 
+    // ---- HurrayDescriptor, version 2: building a graph of nodes
+    pub fn hurray_descriptor_add_stored(
+        desc: *mut HurrayDescriptor,
+        dtype: u32,
+        rank: u32,
+        shape: *const u64,
+        buffer_index: u64,
+        byte_offset: u64,
+        out_node: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_set_strides(
+        desc: *mut HurrayDescriptor,
+        node: u32,
+        rank: u32,
+        strides: *const i64,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_set_byte_order(desc: *mut HurrayDescriptor, node: u32, byte_order: u32)
+        -> HurrayStatus;
+    pub fn hurray_descriptor_stored_set_elements(desc: *mut HurrayDescriptor, node: u32, packing: u32) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_set_words(
+        desc: *mut HurrayDescriptor,
+        node: u32,
+        container_bits: u32,
+        packed_axis: u32,
+        packing: u32,
+        chunk_containers: u64,
+        slot_flags: u32,
+        chunk_stride: u64,
+        slot_count: u32,
+        order: *const u8,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_set_layout(desc: *mut HurrayDescriptor, node: u32, layout: u32) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_set_codes(
+        desc: *mut HurrayDescriptor,
+        node: u32,
+        code_offset: i32,
+        codebook: u32,
+        value_rule: u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_add_constant(
+        desc: *mut HurrayDescriptor,
+        dtype: u32,
+        value_bits: u64,
+        out_node: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_add_step(
+        desc: *mut HurrayDescriptor,
+        form: u32,
+        arithmetic: u32,
+        rank: u32,
+        shape: *const u64,
+        x: u32,
+        scale: u32,
+        offset: u32,
+        out_node: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_step_set_groups(
+        desc: *mut HurrayDescriptor,
+        node: u32,
+        rank: u32,
+        blocks: *const u64,
+        flags: u32,
+        indexed_axis: u32,
+        group_index: u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_add_ggml(
+        desc: *mut HurrayDescriptor,
+        ggml_type: u32,
+        rank: u32,
+        shape: *const u64,
+        buffer_index: u64,
+        byte_offset: u64,
+        out_node: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_add_bits(
+        desc: *mut HurrayDescriptor,
+        rank: u32,
+        shape: *const u64,
+        input_count: u32,
+        inputs: *const u32,
+        shifts: *const u32,
+        offset: i32,
+        out_node: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_add_gather(
+        desc: *mut HurrayDescriptor,
+        rank: u32,
+        shape: *const u64,
+        x: u32,
+        index: u32,
+        axis: u32,
+        out_node: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_set_result_dtype(desc: *mut HurrayDescriptor, dtype: u32) -> HurrayStatus;
+
+    // ---- HurrayDescriptor, version 2: reading the nodes (arrays lent until destroy or the next add)
+    pub fn hurray_descriptor_encoding_version(desc: *const HurrayDescriptor, out: *mut u32) -> HurrayStatus;
+    pub fn hurray_descriptor_node_count(desc: *const HurrayDescriptor, out: *mut u32) -> HurrayStatus;
+    pub fn hurray_descriptor_node_kind(desc: *const HurrayDescriptor, node: u32, out_kind: *mut u32) -> HurrayStatus;
+    pub fn hurray_descriptor_node_shape(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_rank: *mut u32,
+        out_shape: *mut *const u64,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_dtype: *mut u32,
+        out_buffer_index: *mut u64,
+        out_byte_offset: *mut u64,
+        out_byte_order: *mut u32,
+        out_layout: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_strides(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out: *mut *const i64,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_packing(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_addressing: *mut u32,
+        out_packing: *mut u32,
+        out_container_bits: *mut u32,
+        out_packed_axis: *mut u32,
+        out_chunk_containers: *mut u64,
+        out_slot_flags: *mut u32,
+        out_chunk_stride: *mut u64,
+        out_slot_count: *mut u32,
+        out_order: *mut *const u8,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_stored_codes(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_code_offset: *mut i32,
+        out_codebook: *mut u32,
+        out_value_rule: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_constant(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_dtype: *mut u32,
+        out_value_bits: *mut u64,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_step(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_form: *mut u32,
+        out_arithmetic: *mut u32,
+        out_x: *mut u32,
+        out_scale: *mut u32,
+        out_offset: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_step_groups(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_blocks: *mut *const u64,
+        out_flags: *mut u32,
+        out_indexed_axis: *mut u32,
+        out_group_index: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_ggml_node(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_ggml_type: *mut u32,
+        out_buffer_index: *mut u64,
+        out_byte_offset: *mut u64,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_bits(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_input_count: *mut u32,
+        out_inputs: *mut u32,
+        out_shifts: *mut u32,
+        out_offset: *mut i32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_gather(
+        desc: *const HurrayDescriptor,
+        node: u32,
+        out_x: *mut u32,
+        out_index: *mut u32,
+        out_axis: *mut u32,
+    ) -> HurrayStatus;
+    pub fn hurray_descriptor_result_dtype(desc: *const HurrayDescriptor, out: *mut u32) -> HurrayStatus;
+
     // ---- element types
     pub fn hurray_dtype_bits(dtype: u32, out: *mut u32) -> HurrayStatus;
     pub fn hurray_dtype_name(dtype: u32) -> *const c_char;
@@ -276,6 +506,12 @@ extern "C" {
         out_len: *mut u64,
     ) -> HurrayStatus;
     pub fn hurray_tensor_context_destroy(ctx: *mut *mut HurrayTensorContext);
+    pub fn hurray_tensor_context_buffer_flags(
+        ctx: *const HurrayTensorContext,
+        list: *const HurrayBufferList,
+        index: u64,
+        out: *mut u32,
+    ) -> HurrayStatus;
 
     // ---- hurray_io.h
     pub fn hurray_io_version() -> u32;
