@@ -72,7 +72,7 @@ typedef struct HurrayReader {
     const uint8_t *base; /* the part's byte offset in its buffer */
     const float *table;  /* code -> float32 value (256 entries), or NULL */
     uint8_t kind;        /* HurrayReadKind */
-    uint8_t swap;        /* big-endian elements wider than a byte */
+    uint8_t swap;        /* elements wider than a byte not in the host's byte order */
     uint8_t width;       /* bits per element (LSB) */
     uint8_t mask;        /* code mask (PADDED, LSB, SPLIT) */
 } HurrayReader;
