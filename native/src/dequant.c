@@ -233,7 +233,13 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
     HURRAY__TRY(locate_parts(&job, buffers));
     HURRAY__TRY(scheme->prepare(&job));
 
-    if (out_dtype == HURRAY_DTYPE_FLOAT32) {
+    /* A large output on the AVX2 path goes around the caches: each tile is
+     * made in the first-level cache and streamed out. */
+    int stream = 0;
+#if HURRAY__DEQUANT_AVX2
+    stream = job.simd && need >= HURRAY__DEQUANT_STREAM_MIN;
+#endif
+    if (out_dtype == HURRAY_DTYPE_FLOAT32 && !stream) {
         float *dst = out;
         for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
             uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
@@ -242,12 +248,30 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
         return HURRAY_OK;
     }
     float tile[HURRAY__DEQUANT_TILE];
-    uint16_t *dst = out;
+    uint16_t halves[HURRAY__DEQUANT_TILE];
+    uint8_t *dst = out;
     for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
         uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
         scheme->run(&job, first + done, n, tile);
-        store_16(out_dtype, tile, n, dst + done, job.simd);
+        uint8_t *at = dst + done * size;
+        if (out_dtype == HURRAY_DTYPE_FLOAT32) {
+#if HURRAY__DEQUANT_AVX2
+            hurray__stream_bytes_avx2(tile, 4 * n, at);
+#endif
+        } else if (!stream) {
+            store_16(out_dtype, tile, n, (uint16_t *)(void *)at, job.simd);
+        } else {
+            store_16(out_dtype, tile, n, halves, job.simd);
+#if HURRAY__DEQUANT_AVX2
+            hurray__stream_bytes_avx2(halves, 2 * n, at);
+#endif
+        }
     }
+#if HURRAY__DEQUANT_AVX2
+    if (stream) {
+        hurray__stream_fence();
+    }
+#endif
     return HURRAY_OK;
 }
 

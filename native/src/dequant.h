@@ -297,6 +297,19 @@ static inline uint64_t hurray__swizzled_index(uint64_t row, uint64_t col, uint64
     return tile * 512 + (row % 32) * 16 + (row / 32 % 4) * 4 + col % 4;
 }
 
+/* 0: the reader's codes cannot be read by the fused AVX2 kernels; 1:
+ * bytes; 2: LSB-first nibbles. For a contiguous run (stride 1). */
+static inline int hurray__fused_codes(const HurrayReader *r)
+{
+    if (r->table == NULL) {
+        return 0;
+    }
+    if (r->kind == HURRAY__READ_CODE8) {
+        return 1;
+    }
+    return r->kind == HURRAY__READ_LSB && r->width == 4 ? 2 : 0;
+}
+
 /* ---- AVX2 kernels (dequant_*_avx2.c) ------------------------------------ */
 
 #if HURRAY__DEQUANT_AVX2
@@ -333,7 +346,28 @@ void hurray__affine_segments_avx2(const float *q, const float *s, const float *z
                                   uint64_t length, uint64_t n, float *out);
 void hurray__scaled_segments_avx2(const float *v, const float *s, const float *g, uint64_t first,
                                   uint64_t length, uint64_t n, float *out);
+/* The same with the values read on the way, for a contiguous run of byte
+ * codes (nibbles 0) or 4-bit LSB-first codes (nibbles 1) from element
+ * `offset` of base, through their code table. */
+void hurray__affine_codes_avx2(const uint8_t *base, int64_t offset, int nibbles, const float *table,
+                               const float *s, const float *z, uint64_t first, uint64_t length,
+                               uint64_t n, float *out);
+void hurray__scaled_codes_avx2(const uint8_t *base, int64_t offset, int nibbles, const float *table,
+                               const float *s, const float *g, uint64_t first, uint64_t length,
+                               uint64_t n, float *out);
 #endif
+
+#if HURRAY__DEQUANT_AVX2
+/* n bytes to dst with non-temporal stores where dst is 32-byte aligned
+ * (the rest with ordinary ones): output too large for the caches skips
+ * their read-for-ownership. hurray__stream_fence orders them before the
+ * call returns. */
+void hurray__stream_bytes_avx2(const void *src, uint64_t n, void *dst);
+void hurray__stream_fence(void);
+#endif
+
+/* Outputs at least this large are written around the caches (AVX2 path). */
+#define HURRAY__DEQUANT_STREAM_MIN ((uint64_t)8 << 20)
 
 /* 1 when the AVX2 kernels are in use for this process: the CPU has AVX2
  * and F16C and HURRAY_DEQUANT_PATH is not "scalar" (read at the first

@@ -88,7 +88,6 @@ static void affine_run_f32(const HurrayDequantJob *job, const HurrayRun *run, fl
 {
     float q[RUN_MAX], s[RUN_MAX], z[RUN_MAX];
     int zero = job->part[HURRAY_ROLE_ZERO_POINT - 1] != NULL;
-    hurray__read_f32(&job->values, run->offset, run->stride, run->count, q);
     uint64_t segments;
     Segments seg = run_segments(job, run, &segments);
     int64_t first = (int64_t)param_at(job, run, 0), step = (int64_t)job->param_step;
@@ -96,6 +95,16 @@ static void affine_run_f32(const HurrayDequantJob *job, const HurrayRun *run, fl
     if (zero) {
         hurray__read_f32(&job->zero, first, step, segments, z);
     }
+#if HURRAY__DEQUANT_AVX2
+    int codes = hurray__fused_codes(&job->values);
+    if (job->simd && run->stride == 1 && codes != 0) {
+        /* Contiguous bytes or nibbles: decoded inside the arithmetic. */
+        hurray__affine_codes_avx2(job->values.base, run->offset, codes == 2, job->values.table, s,
+                                  zero ? z : NULL, seg.first, seg.length, run->count, out);
+        return;
+    }
+#endif
+    hurray__read_f32(&job->values, run->offset, run->stride, run->count, q);
     affine_segments(q, s, zero ? z : NULL, seg, run->count, out, job->simd);
 }
 

@@ -60,7 +60,6 @@ static void mx_run(const HurrayDequantJob *job, const HurrayRun *run, float *out
 {
     float v[RUN_MAX], s[RUN_MAX];
     const float *g = job->has_global ? &job->global_scale : NULL;
-    hurray__read_f32(&job->values, run->offset, run->stride, run->count, v);
     /* The scales of the run's segments: p, p + param_step, ... */
     uint64_t first = run->count, length = run->count, segments = 1;
     uint64_t p = run->param;
@@ -79,6 +78,15 @@ static void mx_run(const HurrayDequantJob *job, const HurrayRun *run, float *out
             hurray__read_f32(&job->scale, scale_element(job, p + k * job->param_step), 1, 1, s + k);
         }
     }
+#if HURRAY__DEQUANT_AVX2
+    int codes = hurray__fused_codes(&job->values);
+    if (job->simd && run->stride == 1 && codes != 0) {
+        hurray__scaled_codes_avx2(job->values.base, run->offset, codes == 2, job->values.table, s,
+                                  g, first, length, run->count, out);
+        return;
+    }
+#endif
+    hurray__read_f32(&job->values, run->offset, run->stride, run->count, v);
     scaled_segments(v, s, g, first, length, run->count, out, job->simd);
 }
 
