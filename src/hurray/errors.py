@@ -1,4 +1,8 @@
-"""One Python exception class per HurrayStatus, all under HurrayError."""
+"""Every exception the package raises: one class per HurrayStatus, all under HurrayError.
+
+DLPackError, which no status stands for, is here too (the DLPack
+bridge raises it, hurray.bridges.dlpack).
+"""
 from typing import NoReturn, Optional
 
 from ._ffi import ffi, lib
@@ -72,6 +76,14 @@ class CorruptError(HurrayError, ValueError):
 
 class ChecksumError(CorruptError):
     """Stored bytes do not match their checksum."""
+
+
+class DLPackError(HurrayError, BufferError):
+    """A tensor DLPack cannot carry exactly, or a DLPack tensor Hurray cannot hold.
+
+    A BufferError too, which is what the DLPack Python specification asks
+    producers to raise.
+    """
 
 
 _BY_STATUS = {

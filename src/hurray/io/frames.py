@@ -10,9 +10,8 @@ from typing import Any, BinaryIO, NoReturn, Optional
 
 from .._ffi import ffi, lib
 from ..errors import check
-from .._inputs import as_tensor
-from ..tensor import Tensor
-from ._pairs import borrowed_pair, tensor_from_pair, utf8
+from ..core.tensor import Tensor
+from ._pairs import as_tensor, borrowed_pair, tensor_from_pair, utf8
 
 
 class _Stream:
