@@ -502,6 +502,21 @@ static void test_refusals(void)
                HURRAY_ERROR_OUT_OF_RANGE, "tensor's 0 rows");
     end_case(&e);
 
+    /* A GGML code this library does not know (Q8_K, 15; 43, past the last)
+     * is refused by number, as a library older than a code refuses it. */
+    for (int i = 0; i < 2; i++) {
+        Case g = ggml_case(HURRAY_GGML_Q4_0, 1, 1);
+        uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
+        uint64_t len = 0;
+        CHECK_OK(hurray_descriptor_encode(g.desc, bytes, sizeof bytes, &len));
+        bytes[20] = (uint8_t)(i == 0 ? 15 : 43); /* the GGML type field, little-endian */
+        HurrayDescriptor *unknown = NULL;
+        CHECK_FAIL(hurray_descriptor_decode(bytes, len, &unknown), HURRAY_ERROR_UNSUPPORTED,
+                   i == 0 ? "ggml type 15 is unknown" : "ggml type 43 is unknown");
+        CHECK(unknown == NULL);
+        end_case(&g);
+    }
+
     /* A scalar is one row of one element. */
     Case r0 = begin_case("scalar", HURRAY_DTYPE_FLOAT64, 0, NULL);
     uint8_t *p = push_random(r0.list, 8);
