@@ -34,10 +34,11 @@ import hurray
 from hurray import Descriptor, Part, Tensor
 from hurray._ffi import ffi, lib
 from hurray.errors import check
-from hurray.gguf import GGML_BLOCKS
-from hurray.packing import pack
+from hurray.quant.ggml import GGML_BLOCKS
+from hurray.core.packing import pack
 
-ROWS = COLS = 4096  # 16M elements: whole blocks of every GGML type
+COLS = 4096  # whole blocks of every GGML type
+ROWS = 4096  # 16M elements (make bench); fewer for a quick run
 LIMIT_MEMCPY = 2.0  # at most this many memcpys (issue 23)
 LIMIT_GGUF = 5.0  # at least this many times faster than gguf-py
 LIMIT_THREADS = 1.6  # 2 threads at least this much faster than 1
@@ -123,7 +124,8 @@ class _Call:
     def __del__(self) -> None:
         lib.hurray_buffer_list_destroy(self.box)
 
-    def into(self, out: np.ndarray, first: int = 0, count: int = ROWS) -> None:
+    def into(self, out: np.ndarray, first: int = 0, count: int = -1) -> None:
+        count = ROWS - first if count < 0 else count
         start = out[first:first + count]
         check(lib.hurray_dequantize_rows(self.handle, self.list, lib.HURRAY_DTYPE_FLOAT32, first, count,
                                          ffi.cast("void *", start.ctypes.data), start.nbytes))
@@ -157,7 +159,10 @@ def _measure(cases: dict[str, Callable[[], Any]], rounds: int) -> dict[str, floa
     return best
 
 
-def dequant_section(rounds: int = 5) -> tuple[list[dict[str, Any]], str]:
+def dequant_section(rounds: int = 5, rows: int = ROWS) -> tuple[list[dict[str, Any]], str]:
+    """The table and its rows; `rows` of 4096 elements (4096 for 16M elements)."""
+    global ROWS
+    ROWS = rows
     from gguf import GGMLQuantizationType
     from gguf.quants import dequantize as gguf_dequantize
 
@@ -191,7 +196,7 @@ def dequant_section(rounds: int = 5) -> tuple[list[dict[str, Any]], str]:
     memcpy = best["memcpy"]
     rows: list[dict[str, Any]] = []
     lines = [
-        f"| scheme (16M elements, float32 out) | hurray ms | / memcpy ({memcpy * 1e3:.1f} ms) "
+        f"| scheme ({ROWS * COLS >> 20}M elements, float32 out) | hurray ms | / memcpy ({memcpy * 1e3:.1f} ms) "
         "| gguf-py ms | hurray, new array, ms | faster than gguf-py |",
         "|---|---:|---:|---:|---:|---:|",
     ]
@@ -227,9 +232,9 @@ def dequant_section(rounds: int = 5) -> tuple[list[dict[str, Any]], str]:
     lines += [f"| {name} | {value:.2f} | {limit} | {'yes' if met else 'NO'} |" for name, value, limit, met in targets]
     intro = (
         "## Dequantization (the reference dequantizer in C)\n\n"
-        "Written by `bench/dequant_bench.py`: 4096 x 4096 elements to float32, single-threaded unless stated, "
+        f"Written by `bench/dequant_bench.py`: {ROWS} x {COLS} elements to float32, single-threaded unless stated, "
         f"best of {rounds} interleaved rounds. `hurray_dequantize` writes into a preallocated, pre-faulted "
-        "output and is compared with `np.copyto` of the same 64 MiB between pre-faulted arrays; against "
+        f"output and is compared with `np.copyto` of the same {ROWS * COLS * 4 >> 20} MiB between pre-faulted arrays; against "
         "gguf-py's `gguf.quants.dequantize`, which allocates its output, hurray is timed allocating a new "
         "array too. Held to the memcpy limit: the issue's table (Q8_0, Q4_0, Q4_K, Q6_K, the NVFP4 and "
         "MXFP4 tensors, int4 affine in blocks of 32) and every K-quant and IQ type.\n\n"
