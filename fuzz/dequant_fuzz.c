@@ -75,7 +75,8 @@ static uint8_t *call(int path, const HurrayDescriptor *desc, const HurrayBufferL
     REQUIRE(out != NULL);
     memset(out, 0x5A, out_len);
     hurray__dequant_force_path(path);
-    *status = hurray_dequantize_rows(desc, list, (HurrayDtype)out_dtype, first, count, out, out_len);
+    *status = hurray_dequantize_rows(desc, list, (HurrayDtype)out_dtype, first, count, out,
+                                     out_len);
     hurray__dequant_force_path(-1);
     if (*status != HURRAY_OK) {
         REQUIRE(hurray_last_error_message()[0] != '\0');
