@@ -99,7 +99,6 @@ struct HurrayDequantJob {
     const HurrayDescriptor *desc;
     /* per role - 1: the address of the part's byte offset, NULL if absent */
     const uint8_t *part[HURRAY_MAX_PARTS];
-    uint64_t elements;
     int simd; /* the AVX2 kernels may be used */
 
     /* Set by the scheme's prepare. */
@@ -118,7 +117,6 @@ struct HurrayDequantJob {
     float global_scale;
     int has_global;
     uint64_t swizzle_cols; /* SWIZZLED_128X4: scale columns, 0 for row-major */
-    int use_f64;           /* affine: float64 arithmetic */
     /* GGML */
     HurrayGgmlBlockFn block_fn;
     HurrayGgmlRowFn row_fn;

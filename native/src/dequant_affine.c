@@ -148,8 +148,7 @@ static HurrayStatus affine_prepare(HurrayDequantJob *job)
         hurray__reader_init(&job->zero, job->part[HURRAY_ROLE_ZERO_POINT - 1], zero->dtype,
                             HURRAY_PACKING_NONE, desc->byte_order);
     }
-    job->use_f64 = scale->dtype == HURRAY_DTYPE_FLOAT64;
-    job->run_fn = job->use_f64 ? affine_run_f64 : affine_run_f32;
+    job->run_fn = scale->dtype == HURRAY_DTYPE_FLOAT64 ? affine_run_f64 : affine_run_f32;
     hurray__dequant_param_layout(job);
     return HURRAY_OK;
 }
