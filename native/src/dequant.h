@@ -281,6 +281,20 @@ static inline uint32_t hurray__le32(const uint8_t *p)
  * run's parameter index is worked out when job->param_strides says so. */
 void hurray__dequant_walk(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out);
 
+/* The parameters of a run, as segments: elements [0, first) take
+ * parameter `param`, and every `length` elements after them the next one,
+ * param_step further on in the parameter part; `count` segments in all (the
+ * last may be short). A parameter that does not change along the run is one
+ * segment of the whole run. */
+typedef struct HurraySegments {
+    uint64_t param;
+    uint64_t first;
+    uint64_t length;
+    uint64_t count;
+} HurraySegments;
+
+HurraySegments hurray__run_segments(const HurrayDequantJob *job, const HurrayRun *run);
+
 /* The parameter reach rules of the descriptor, as the schemes use them:
  * param_strides and param_divs for the granularity (row-major parameters,
  * one per tensor, per index of the axis, or per block along the axis). */

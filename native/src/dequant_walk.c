@@ -51,6 +51,22 @@ void hurray__dequant_param_layout(HurrayDequantJob *job)
     }
 }
 
+HurraySegments hurray__run_segments(const HurrayDequantJob *job, const HurrayRun *run)
+{
+    HurraySegments seg = {run->param, run->count, run->count, 1};
+    if (job->param_div != 0) {
+        seg.param += run->inner / job->param_div * job->param_step;
+        seg.first = job->param_div - run->inner % job->param_div;
+        seg.length = job->param_div;
+        if (seg.first < run->count) {
+            seg.count = 1 + (run->count - seg.first + seg.length - 1) / seg.length;
+        } else {
+            seg.first = run->count;
+        }
+    }
+    return seg;
+}
+
 void hurray__dequant_walk(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out)
 {
     const HurrayDescriptor *desc = job->desc;
