@@ -111,7 +111,16 @@ struct HurrayDequantJob {
      * last axis; param_div 0 means the parameter is the same along it. */
     uint64_t param_div;
     uint64_t param_step;
-    uint64_t param_strides[HURRAY_MAX_RANK]; /* per dimension, 0 when it has none */
+    /* The dimensions the walk steps through (hurray__dequant_param_layout):
+     * the shape's, without those of one element, and with neighbours merged
+     * wherever the values and the parameters step through them as through
+     * one dimension. Per walk dimension: its length, the values' stride,
+     * and the parameter index's stride and divisor (0 and 1 when the
+     * parameter does not follow it). */
+    uint32_t walk_rank;
+    uint64_t walk_shape[HURRAY_MAX_RANK];
+    int64_t walk_strides[HURRAY_MAX_RANK];
+    uint64_t param_strides[HURRAY_MAX_RANK];
     uint64_t param_divs[HURRAY_MAX_RANK];
     /* Microscaling: the global scale (1 when there is none, multiplied or not). */
     float global_scale;
@@ -295,9 +304,10 @@ typedef struct HurraySegments {
 
 HurraySegments hurray__run_segments(const HurrayDequantJob *job, const HurrayRun *run);
 
-/* The parameter reach rules of the descriptor, as the schemes use them:
- * param_strides and param_divs for the granularity (row-major parameters,
- * one per tensor, per index of the axis, or per block along the axis). */
+/* The walk's dimensions and the parameter rules of the descriptor, as the
+ * schemes use them: param_strides and param_divs for the granularity
+ * (row-major parameters, one per tensor, per index of the axis, or per block
+ * along the axis), param_div and param_step for the last walk dimension. */
 void hurray__dequant_param_layout(HurrayDequantJob *job);
 
 /* The element index, in a SWIZZLED_128X4 part, of scale (row, col) of a
