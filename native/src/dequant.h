@@ -160,8 +160,8 @@ void hurray__read_f64(const HurrayReader *r, int64_t offset, int64_t stride, uin
                       double *out);
 
 /* The float32 value of every code of a dtype of at most 8 bits (256
- * entries; a sub-byte type's entries past 2^bits repeat nothing useful and
- * are never read), or NULL for a wider type. Built once. */
+ * entries, indexed by the stored byte: for a sub-byte type, entry i is the
+ * value of code i mod 2^bits), or NULL for a wider type. Built once. */
 const float *hurray__code_table(uint32_t dtype);
 
 /* IEEE half and bfloat16 bits to float32 bits, exactly: NaN payloads are
