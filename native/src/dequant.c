@@ -279,16 +279,19 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
     HurrayDescriptorFacts facts;
     HURRAY__TRY(hurray__descriptor_check_facts_quietly(desc, &facts));
     HURRAY__TRY(hurray__descriptor_check_buffers_with(desc, buffers, &facts));
+    const HurrayDequantScheme *scheme = scheme_of(desc->scheme);
+    if (scheme == NULL) { /* the check knows every scheme this build has */
+        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: scheme %u has no dequantizer", fn,
+                            (unsigned)desc->scheme);
+    }
+    if (scheme->refuse != NULL) {
+        HURRAY__TRY(scheme->refuse(desc));
+    }
     uint64_t first = 0, count = 0, need = 0;
     HURRAY__TRY(plan_rows(fn, desc, whole, first_row, row_count, &first, &count));
     HURRAY__TRY(check_output(fn, out_dtype, size, count, out, out_len, &need));
     if (count == 0) {
         return HURRAY_OK;
-    }
-    const HurrayDequantScheme *scheme = scheme_of(desc->scheme);
-    if (scheme == NULL) { /* the check knows every scheme this build has */
-        return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: scheme %u has no dequantizer", fn,
-                            (unsigned)desc->scheme);
     }
     HurrayDequantJob job;
     memset(&job, 0, sizeof job);

@@ -5,8 +5,9 @@
  * descriptor against its buffers, then hand a job to the scheme the
  * descriptor states. A scheme is one file with one HurrayDequantScheme:
  *
- *   prepare  checks what only the dequantizer needs (a complex values part,
- *            an output type) and fills the job's scheme fields;
+ *   refuse   refuses what the descriptor check allows but the scheme cannot
+ *            dequantize (a complex values part), from the descriptor alone;
+ *   prepare  fills the job's scheme fields;
  *   run      writes the float32 values of the logical elements [first,
  *            first + count) in row-major order, count at most
  *            HURRAY__DEQUANT_TILE, reading nothing outside the reach the
@@ -134,6 +135,10 @@ struct HurrayDequantJob {
 };
 
 typedef struct HurrayDequantScheme {
+    /* What the scheme refuses that the descriptor check allows, judged
+     * from the descriptor alone, for every call, even one that writes no
+     * element (NULL: nothing). */
+    HurrayStatus (*refuse)(const HurrayDescriptor *desc);
     HurrayStatus (*prepare)(HurrayDequantJob *job);
     void (*run)(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out);
 } HurrayDequantScheme;

@@ -112,4 +112,4 @@ static HurrayStatus affine_prepare(HurrayDequantJob *job)
     return HURRAY_OK;
 }
 
-const HurrayDequantScheme hurray__dequant_affine = {affine_prepare, hurray__dequant_walk};
+const HurrayDequantScheme hurray__dequant_affine = {NULL, affine_prepare, hurray__dequant_walk};

@@ -99,4 +99,4 @@ static HurrayStatus mx_prepare(HurrayDequantJob *job)
     return HURRAY_OK;
 }
 
-const HurrayDequantScheme hurray__dequant_mx = {mx_prepare, hurray__dequant_walk};
+const HurrayDequantScheme hurray__dequant_mx = {NULL, mx_prepare, hurray__dequant_walk};

@@ -488,6 +488,9 @@ static void test_refusals(void)
     push_random(z.list, 32);
     CHECK_FAIL(hurray_dequantize(z.desc, z.list, F32, small, sizeof small),
                HURRAY_ERROR_UNSUPPORTED, "imaginary part");
+    /* Refused even when no element is asked for (the fuzzer's finding). */
+    CHECK_FAIL(hurray_dequantize_rows(z.desc, z.list, F32, 1, 0, NULL, 0), HURRAY_ERROR_UNSUPPORTED,
+               "imaginary part");
     end_case(&z);
 
     /* No elements: nothing to write, out may be NULL. */
