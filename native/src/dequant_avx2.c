@@ -152,30 +152,23 @@ HURRAY__AVX2 void hurray__read_bf16_avx2(const uint8_t *in, uint64_t n, float *o
     }
 }
 
-/* One segment: (q - z) * s, or q * s without a zero point. */
+/* One segment: (q - z) * s, or q * s without a zero point; the first
+ * operand's NaN kept only where the scale is one too (as in fused). */
 HURRAY__AVX2 static inline void affine_segment(const float *q, float s, const float *z, uint64_t n,
                                                float *out)
 {
-    __m256 sv = _mm256_set1_ps(s);
+    __m256 sv = _mm256_set1_ps(s), zv = _mm256_set1_ps(z != NULL ? *z : 0.0f);
+    int scale_nan = s != s;
     uint64_t i = 0;
-    if (z != NULL) {
-        __m256 zv = _mm256_set1_ps(*z);
-        for (; i + 8 <= n; i += 8) {
-            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(q + i), zv);
-            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(d, _mm256_mul_ps(d, sv)));
-        }
-        for (; i < n; i++) {
-            float d = q[i] - *z;
-            out[i] = hurray__first_nan(d, d * s);
-        }
-        return;
-    }
     for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(q + i);
-        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(v, _mm256_mul_ps(v, sv)));
+        __m256 d = _mm256_loadu_ps(q + i);
+        d = z != NULL ? _mm256_sub_ps(d, zv) : d;
+        __m256 y = _mm256_mul_ps(d, sv);
+        _mm256_storeu_ps(out + i, scale_nan ? hurray__first_nan_avx2(d, y) : y);
     }
     for (; i < n; i++) {
-        out[i] = hurray__first_nan(q[i], q[i] * s);
+        float d = z != NULL ? q[i] - *z : q[i];
+        out[i] = hurray__first_nan(d, d * s);
     }
 }
 
@@ -206,31 +199,27 @@ HURRAY__AVX2 void hurray__affine_segments_avx2(const float *q, const float *s, c
     }
 }
 
-/* One segment: (v * s) * g, or v * s without a global scale. */
+/* One segment: (v * s) * g, or v * s without a global scale; the first
+ * operand's NaN kept only where the other is one too (as in fused). */
 HURRAY__AVX2 static inline void scaled_segment(const float *v, float s, const float *g, uint64_t n,
                                                float *out)
 {
-    __m256 sv = _mm256_set1_ps(s);
+    __m256 sv = _mm256_set1_ps(s), gv = _mm256_set1_ps(g != NULL ? *g : 1.0f);
+    int scale_nan = s != s, global_nan = g != NULL && *g != *g;
     uint64_t i = 0;
-    if (g != NULL) {
-        __m256 gv = _mm256_set1_ps(*g);
-        for (; i + 8 <= n; i += 8) {
-            __m256 x = _mm256_loadu_ps(v + i);
-            __m256 p = hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv));
-            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(p, _mm256_mul_ps(p, gv)));
-        }
-        for (; i < n; i++) {
-            float p = hurray__first_nan(v[i], v[i] * s);
-            out[i] = hurray__first_nan(p, p * *g);
-        }
-        return;
-    }
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(v + i);
-        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv)));
+        __m256 p = _mm256_mul_ps(x, sv);
+        p = scale_nan ? hurray__first_nan_avx2(x, p) : p;
+        if (g != NULL) {
+            __m256 y = _mm256_mul_ps(p, gv);
+            p = global_nan ? hurray__first_nan_avx2(p, y) : y;
+        }
+        _mm256_storeu_ps(out + i, p);
     }
     for (; i < n; i++) {
-        out[i] = hurray__first_nan(v[i], v[i] * s);
+        float p = hurray__first_nan(v[i], v[i] * s);
+        out[i] = g != NULL ? hurray__first_nan(p, p * *g) : p;
     }
 }
 
@@ -298,12 +287,17 @@ HURRAY__AVX2 static void fused(const uint8_t *base, int64_t offset, int nibbles,
         }
         return;
     }
+    /* The first operand's NaN matters only where the second is a NaN too:
+     * with a scale (or global scale) that is not one, the product alone
+     * has the right bits, and the lanes skip hurray__first_nan. */
+    int global_nan = g != NULL && *g != *g;
     uint64_t k = 0;
     for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
         uint64_t stop = end < n ? end : n;
         float sk = s[k];
         float zk = z != NULL ? z[k] : 0.0f, gk = g != NULL ? *g : 1.0f;
         __m256 sv = _mm256_set1_ps(sk), zv = _mm256_set1_ps(zk), gv = _mm256_set1_ps(gk);
+        int scale_nan = sk != sk;
         uint64_t i = start;
         for (;;) {
             int vector = i + 8 <= stop && !(nibbles && ((offset + (int64_t)i) & 1));
@@ -312,10 +306,17 @@ HURRAY__AVX2 static void fused(const uint8_t *base, int64_t offset, int nibbles,
                 __m256 y;
                 if (affine) {
                     __m256 d = z != NULL ? _mm256_sub_ps(v, zv) : v;
-                    y = hurray__first_nan_avx2(d, _mm256_mul_ps(d, sv));
+                    y = _mm256_mul_ps(d, sv);
+                    y = scale_nan ? hurray__first_nan_avx2(d, y) : y;
                 } else {
-                    __m256 p = hurray__first_nan_avx2(v, _mm256_mul_ps(v, sv));
-                    y = g != NULL ? hurray__first_nan_avx2(p, _mm256_mul_ps(p, gv)) : p;
+                    __m256 p = _mm256_mul_ps(v, sv);
+                    p = scale_nan ? hurray__first_nan_avx2(v, p) : p;
+                    if (g != NULL) {
+                        y = _mm256_mul_ps(p, gv);
+                        y = global_nan ? hurray__first_nan_avx2(p, y) : y;
+                    } else {
+                        y = p;
+                    }
                 }
                 _mm256_storeu_ps(out + i, y);
                 i += 8;
