@@ -37,6 +37,7 @@ def test_bench_runs_and_reports_every_target():
         "| IQ1_M |",
         "| int4 affine, block 32 |",
         "Q4_K rows: 1 thread / 2 threads",
+        "NVFP4 (microscaling) rows: 1 thread / 2 threads",
         "least gain over gguf-py",
     ):
         assert row in out
