@@ -25,6 +25,9 @@ import plot
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SIZES = [64, 4096, 1 << 20, 64 << 20, 1 << 30]
+# Every section's rows as data, for the plot: dicts with group, label, ms (or
+# ns) and ratio (bench/dequant_bench.py fills group "dequantization").
+ROWS: list = []
 
 
 def _human(nbytes):
@@ -271,6 +274,12 @@ def main(argv=None):
 
     io_text = io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section()
     text += "\n\n" + io_text
+    from dequant_bench import dequant_section  # issue 23: the dequantizer in C (bench/dequant_bench.py)
+
+    dequant_rows, dequant_text = dequant_section(rounds=5, rows=4096) if args.rounds >= 3 else \
+        dequant_section(rounds=1, rows=256)
+    ROWS.extend(dequant_rows)
+    text += "\n\n" + dequant_text
     print(text)
     rows = plot_rows(py, c, pickled, file_table + "\n\n" + io_text)
     if not args.no_write:

@@ -39,7 +39,7 @@
         }              \
     } while (0)
 
-#define MAX_OUT (1u << 20)
+#define MAX_OUT (1u << 18)
 
 struct input {
     const uint8_t *data;

@@ -32,5 +32,12 @@ def test_bench_runs_and_reports_every_target():
         "dask scatter+gather (default route): quantized Tensor / numpy, 64 MiB",
         "dask scatter+gather via scheduler (default), Tensor affine int8 64 MiB",
         "dask scatter+gather direct, Tensor affine int8 64 MiB",
+        "## Dequantization (the reference dequantizer in C)",
+        "| Q4_K |",
+        "| IQ1_M |",
+        "| int4 affine, block 32 |",
+        "Q4_K rows: 1 thread / 2 threads",
+        "NVFP4 (microscaling) rows: 1 thread / 2 threads",
+        "least gain over gguf-py",
     ):
         assert row in out

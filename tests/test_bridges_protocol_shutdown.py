@@ -172,19 +172,31 @@ SCRIPT = textwrap.dedent(
         for i in range(20):
             give_to_c_library(Source(4 + i % 3).__hurray__())
 
+    # The sentinel's class lives in a namespace of its own too, and in the
+    # globals run no function of this module is left at exit: each would
+    # hold this module's globals, which would hold it back -- a cycle that
+    # the collector breaks at exit in no fixed order, so that the sentinel
+    # could go first. Without one, teardown drops the globals in order.
+    SENTINEL_SOURCE = """
     class Sentinel:
         # The last global: when module teardown reaches it, the globals above
         # have been dropped while the interpreter was finalizing.
 
-        def __del__(self, write=os.write, counters=_protocol._owner_counters,
-                    finalizing=sys.is_finalizing):
-            write(1, f"sentinel finalizing={finalizing()} leaked={counters()[1]}\n".encode())
+        def __init__(self, write, counters, finalizing):
+            self.write, self.counters, self.finalizing = write, counters, finalizing
 
+        def __del__(self):
+            leaked = self.counters()[1]
+            self.write(1, f"sentinel finalizing={self.finalizing()} leaked={leaked}\\n".encode())
+    """
+    exec(SENTINEL_SOURCE, source_namespace)
 
     # the protocol still works at this point
     assert float(np.asarray(hurray.from_hurray(Source(5)))[4]) == 4.0
     os.write(1, f"running leaked={_protocol._owner_counters()[1]}\n".encode())
-    SENTINEL = Sentinel()
+    if kind == "globals":
+        del trip, c_consume, give_to_c_library, churn, make_cycles
+    SENTINEL = source_namespace["Sentinel"](os.write, _protocol._owner_counters, sys.is_finalizing)
     if rng.random() < 0.5:
         sys.exit(0)
     '''

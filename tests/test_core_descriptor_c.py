@@ -61,8 +61,10 @@ SCHEMES = ["none", "affine", "microscaling", "ggml"]
 GRANULARITIES = ["none", "per_tensor", "per_axis", "per_block"]
 ROLES = {1: "values", 2: "scale", 3: "zero_point", 4: "global_scale"}
 LAYOUTS = ["row_major", "swizzled_128x4"]
-GGML_TYPES = {0: None, 2: "q4_0", 3: "q4_1", 6: "q5_0", 7: "q5_1", 8: "q8_0", 12: "q4_k", 14: "q6_k",
-              39: "mxfp4"}
+GGML_TYPES = {0: None, 2: "q4_0", 3: "q4_1", 6: "q5_0", 7: "q5_1", 8: "q8_0", 10: "q2_k", 11: "q3_k", 12: "q4_k",
+              13: "q5_k", 14: "q6_k", 16: "iq2_xxs", 17: "iq2_xs", 18: "iq3_xxs", 19: "iq1_s", 20: "iq4_nl",
+              21: "iq3_s", 22: "iq2_s", 23: "iq4_xs", 29: "iq1_m", 34: "tq1_0", 35: "tq2_0", 39: "mxfp4",
+              40: "nvfp4", 41: "q1_0", 42: "q2_0"}
 # Version 2 (the "Version 2" section of the spec).
 DTYPE_NAMES.update({35: "uint3", 36: "uint5", 37: "uint6", 38: "uint7", 39: "int3", 40: "int5", 41: "int6",
                     42: "int7"})

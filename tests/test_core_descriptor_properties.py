@@ -22,7 +22,10 @@ INTEGERS = [n for n in ALL if n.startswith(("int", "uint"))]
 FP8 = [n for n in ALL if n.startswith("float8")]
 WIDE_FLOATS = ["float16", "float32", "float64", "bfloat16"]
 WHOLE_BYTE_NUMBERS = [n for n in INTEGERS + FP8 + WIDE_FLOATS if BITS[n] % 8 == 0]
-GGML_BLOCK_ELEMENTS = {"q4_0": 32, "q4_1": 32, "q5_0": 32, "q5_1": 32, "q8_0": 32, "q4_k": 256, "q6_k": 256, "mxfp4": 32}
+GGML_BLOCK_ELEMENTS = {"q4_0": 32, "q4_1": 32, "q5_0": 32, "q5_1": 32, "q8_0": 32, "q4_k": 256, "q6_k": 256, "mxfp4": 32,
+                       "q2_k": 256, "q3_k": 256, "q5_k": 256, "iq2_xxs": 256, "iq2_xs": 256, "iq3_xxs": 256,
+                       "iq1_s": 256, "iq4_nl": 32, "iq3_s": 256, "iq2_s": 256, "iq4_xs": 256, "iq1_m": 256,
+                       "tq1_0": 256, "tq2_0": 256, "nvfp4": 64, "q1_0": 128, "q2_0": 64}
 ROLE_CODE = {"values": 1, "scale": 2, "zero_point": 3, "global_scale": 4}
 ENUMS = {
     "byte_order": {"little": 0, "big": 1},
@@ -207,7 +210,8 @@ def near_valid_bytes(draw):
         granularity=field(st.integers(0, 3), st.integers(0, 255)),
         reserved=field(st.just(0), st.integers(0, 65535)),
         axis=field(st.integers(0, max(rank - 1, 0)), st.integers(0, (1 << 32) - 1)),
-        ggml_type=field(st.sampled_from([0, 0, 0, 2, 3, 6, 7, 8, 12, 14, 39]), st.integers(0, (1 << 32) - 1)),
+        ggml_type=field(st.sampled_from([0, 0, 0, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 23, 29,
+                                          34, 35, 39, 40, 41, 42]), st.integers(0, (1 << 32) - 1)),
         block_size=field(st.sampled_from([0, 0, 0, 1, 2, 16, 32]), st.integers(0, (1 << 64) - 1)),
     )
     shape = [field(st.sampled_from([0, 1, 2, 3, 16, 32, 64, 256]), st.integers(0, (1 << 64) - 1))

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import gguf
+import ml_dtypes
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType
@@ -138,17 +139,18 @@ def test_every_kind_crosses_hurray_and_safetensors_files(tmp_path):
 def test_a_type_hurray_lacks_stops_the_conversion_by_name(tmp_path):
     source = tmp_path / "k.gguf"
     writer = gguf.GGUFWriter(str(source), "llama")
-    writer.add_tensor("q2", np.zeros((1, 84), np.uint8), raw_dtype=GGMLQuantizationType.Q2_K)
+    # Q8_K: ggml's dot-product intermediate, a block type no descriptor states.
+    writer.add_tensor("q8", np.zeros((1, 292), np.uint8), raw_dtype=GGMLQuantizationType.Q8_K)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    with pytest.raises(UnsupportedError, match="'q2'.*Q2_K"):
+    with pytest.raises(UnsupportedError, match="'q8'.*Q8_K"):
         convert(source, tmp_path / "k.safetensors")
     assert not (tmp_path / "k.safetensors").exists()
     shown = run_cli("inspect", source)
     assert shown.returncode == 1
-    assert "q2\trefused: " in shown.stdout and "Q2_K" in shown.stdout
+    assert "q8\trefused: " in shown.stdout and "Q8_K" in shown.stdout
 
 
 class FakeTerminal(io.StringIO):
@@ -208,3 +210,53 @@ def test_cli_refusals_have_exit_status_one(tmp_path):
     missing = run_cli("inspect", tmp_path / "nope.gguf")
     assert missing.returncode == 1 and "cannot open" in missing.stderr
     assert run_cli("convert", source).returncode == 2
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_convert_dequantizes_every_quantized_tensor(tmp_path, dtype):
+    source = tmp_path / "in.gguf"
+    write_with_gguf_py(source)
+    target = tmp_path / "out.safetensors"
+    convert(source, target, dtype=dtype)
+    kind = {"float16": np.float16, "float32": np.float32}.get(dtype, ml_dtypes.bfloat16)
+    reader = gguf.GGUFReader(str(source))
+    with hurray.load_safetensors(target) as out:
+        assert sorted(out) == sorted(t.name for t in reader.tensors)
+        for ref in reader.tensors:
+            tensor = out[ref.name]
+            assert tensor.descriptor.scheme == "none"
+            if ref.name == "w":  # plain: crosses as it is
+                assert tensor.dtype == "float32"
+                continue
+            assert np.asarray(tensor).dtype == kind
+            with np.errstate(over="ignore", invalid="ignore"):
+                expected = gguf.quants.dequantize(np.asarray(ref.data), ref.tensor_type).astype(kind)
+            assert np.array_equal(np.asarray(tensor).view(np.uint8), expected.reshape(tensor.shape).view(np.uint8))
+
+
+def test_cli_convert_dtype(tmp_path):
+    source = tmp_path / "in.gguf"
+    write_with_gguf_py(source)
+    done = run_cli("convert", source, tmp_path / "out.hurray", "--dtype", "bfloat16")
+    assert done.returncode == 0, done.stderr
+    with hurray.load(tmp_path / "out.hurray") as f:
+        assert f["q.Q4_K"].dtype == "bfloat16" and f["q.Q4_K"].shape == (2, 512)
+        assert f["w"].dtype == "float32"
+    bad = run_cli("convert", source, tmp_path / "x.hurray", "--dtype", "int8")
+    assert bad.returncode == 2 and "--dtype" in bad.stderr
+    with pytest.raises(InvalidArgumentError, match="dtype"):
+        convert(source, tmp_path / "y.hurray", dtype="int8")
+
+
+def test_cli_convert_dtype_draws_its_bar(tmp_path):
+    from hurray.cli import convert_files as cli_convert
+
+    source = tmp_path / "in.gguf"
+    write_with_gguf_py(source)
+    terminal = FakeTerminal()
+    args = type("Args", (), {"source": str(source), "target": str(tmp_path / "out.gguf"), "quiet": False,
+                             "dtype": "float16"})
+    assert cli_convert.run(args, stderr=terminal) == 0
+    assert "100%" in terminal.getvalue()
+    with hurray.load_gguf(tmp_path / "out.gguf") as f:
+        assert f.ggml_type("q.Q6_K") == "F16"

@@ -1,4 +1,4 @@
-"""dequantize() for every scheme, against independent references.
+"""dequantize() for every scheme, against independent references, and against the old numpy reference.
 
 References: ml_dtypes conversions (plain types), torch's quantized tensors
 (affine per tensor and per channel), and plain per-element loops written
@@ -15,9 +15,10 @@ import torch
 import hurray
 from hurray import Descriptor, Part, Tensor
 from hurray.dtypes import DTYPES
-from hurray.errors import HurrayError, UnsupportedError
+from hurray.errors import HurrayError, InvalidArgumentError, UnsupportedError
 from hurray.bridges.numpy import pack_tensor
 from hurray.core.packing import pack
+from support import dequant_oracle
 from support.torch_warnings import QUIET_TORCH
 
 pytestmark = QUIET_TORCH
@@ -28,6 +29,19 @@ def make(dtype, shape, arrays, parts, **layout):
     arrays = [np.ascontiguousarray(a) for a in arrays]
     desc = Descriptor.build(dtype, shape, parts={r: Part(*p) for r, p in parts.items()}, **layout)
     return Tensor(desc, tuple((a.__array_interface__["data"][0], a.nbytes) for a in arrays), owner=arrays)
+
+
+def dq(tensor):
+    """tensor.dequantize() (the library's C), after checking that it gives the
+    bits of the numpy reference the package had before (tests/support/dequant_oracle.py)."""
+    ours = tensor.dequantize()
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            theirs = dequant_oracle.dequantize(tensor)
+    except HurrayError as refused:
+        raise AssertionError(f"the oracle refused a tensor C dequantized: {refused}") from None
+    assert_same(ours, theirs)
+    return ours
 
 
 def assert_same(ours, expected):
@@ -63,7 +77,7 @@ def test_plain_types_convert_like_ml_dtypes(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # float64 -> float32 overflow to inf
         expected = array.astype(np.float32)
-    out = hurray.from_numpy(array).dequantize()
+    out = dq(hurray.from_numpy(array))
     assert_same(out, expected)
     assert not np.shares_memory(out, array)
 
@@ -71,13 +85,13 @@ def test_plain_types_convert_like_ml_dtypes(name):
 def test_plain_strided_and_negative_strides():
     base = np.random.default_rng(0).standard_normal((5, 6, 7)).astype(ml_dtypes.bfloat16)
     view = base[::-1, 1::2, ::-3]
-    assert_same(hurray.from_numpy(view).dequantize(), view.astype(np.float32))
+    assert_same(dq(hurray.from_numpy(view)), view.astype(np.float32))
 
 
 @pytest.mark.parametrize("code", [">f4", ">i2", ">f8", ">u4", "<f2"])
 def test_plain_byte_orders(code):
     array = (np.random.default_rng(1).standard_normal((4, 3)) * 1000).astype(code)
-    assert_same(hurray.from_numpy(array).dequantize(), array.astype(np.float32))
+    assert_same(dq(hurray.from_numpy(array)), array.astype(np.float32))
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float16", "int32"])
@@ -86,7 +100,7 @@ def test_plain_big_endian_built_by_hand(name):
     array = (np.random.default_rng(2).standard_normal(9) * 100).astype(dtype)
     swapped = array.view(f"u{dtype.itemsize}").byteswap()
     tensor = make(name, (3, 3), [swapped], {"values": (name, 0, 0)}, byte_order="big")
-    assert_same(tensor.dequantize(), array.astype(np.float32).reshape(3, 3))
+    assert_same(dq(tensor), array.astype(np.float32).reshape(3, 3))
 
 
 SUB_BYTE = [d.name for d in DTYPES if d.bits < 8]
@@ -95,13 +109,13 @@ SUB_BYTE = [d.name for d in DTYPES if d.bits < 8]
 @pytest.mark.parametrize("name", SUB_BYTE)
 def test_sub_byte_padded(name):
     array = random_of(np.random.default_rng(3), name, (4, 32))
-    assert_same(hurray.from_numpy(array).dequantize(), array.astype(np.float32))
+    assert_same(dq(hurray.from_numpy(array)), array.astype(np.float32))
 
 
 def test_padded_ignores_the_spare_high_bits():
     codes = np.array([0x0F, 0xF7, 0xA8, 0x51], np.uint8)  # int4 -1, 7, -8, 1 under junk
     tensor = make("int4", (4,), [codes], {"values": ("int4", 0, 0)}, packing="padded")
-    assert tensor.dequantize().tolist() == [-1.0, 7.0, -8.0, 1.0]
+    assert dq(tensor).tolist() == [-1.0, 7.0, -8.0, 1.0]
 
 
 PACKED = [(n, "lsb_first") for n in SUB_BYTE if hurray.dtypes.dtype_bits(n) in (1, 2, 4)]
@@ -113,7 +127,7 @@ def test_sub_byte_packed(name, packing):
     array = random_of(np.random.default_rng(4), name, (3, 64))
     tensor = pack_tensor(array, packing)
     assert tensor.descriptor.packing == packing
-    assert_same(tensor.dequantize(), array.astype(np.float32))
+    assert_same(dq(tensor), array.astype(np.float32))
 
 
 def test_lsb_first_with_strides_and_offset():
@@ -121,13 +135,13 @@ def test_lsb_first_with_strides_and_offset():
     packed = pack(full, 2)
     # Rows 5, 3, 1 and columns 0, 3, 6: element (5, 0) is element 40, bit 80, byte 10.
     tensor = make("int2", (3, 3), [packed], {"values": ("int2", 0, 10)}, strides=(-16, 3), packing="lsb_first")
-    assert_same(tensor.dequantize(), full[5::-2, 0::3].astype(np.float32))
+    assert_same(dq(tensor), full[5::-2, 0::3].astype(np.float32))
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_is_refused(dtype):
     with pytest.raises(UnsupportedError, match="imaginary"):
-        hurray.from_numpy(np.ones(3, dtype)).dequantize()
+        dq(hurray.from_numpy(np.ones(3, dtype)))
 
 
 # ---- affine: PyTorch -----------------------------------------------------
@@ -146,7 +160,7 @@ def test_affine_per_tensor_matches_torch(name):
         tensor = make(name, x.shape, [q, scale32, np.array([zero], np.int64)],
                       {"values": (name, 0, 0), "scale": ("float32", 1, 0), "zero_point": ("int64", 2, 0)},
                       scheme="affine", granularity="per_tensor")
-        assert_same(tensor.dequantize(), qt.dequantize().numpy())
+        assert_same(dq(tensor), qt.dequantize().numpy())
 
 
 @pytest.mark.parametrize("scale_type", ["float64", "float32"])
@@ -161,7 +175,7 @@ def test_affine_per_channel_matches_torch(name, scale_type):
     tensor = make(name, x.shape, [qt.int_repr().numpy(), scales, zeros.astype(np.int64)],
                   {"values": (name, 0, 0), "scale": (scale_type, 1, 0), "zero_point": ("int64", 2, 0)},
                   scheme="affine", granularity="per_axis", axis=1)
-    assert_same(tensor.dequantize(), qt.dequantize().numpy())
+    assert_same(dq(tensor), qt.dequantize().numpy())
 
 
 def test_affine_per_channel_int32_matches_torch():
@@ -174,7 +188,7 @@ def test_affine_per_channel_int32_matches_torch():
     tensor = make("int32", q.shape, [q, scales, zeros.astype(np.int32)],
                   {"values": ("int32", 0, 0), "scale": ("float32", 1, 0), "zero_point": ("int32", 2, 0)},
                   scheme="affine", granularity="per_axis", axis=0)
-    assert_same(tensor.dequantize(), qt.dequantize().numpy())
+    assert_same(dq(tensor), qt.dequantize().numpy())
 
 
 # ---- affine: ONNX DequantizeLinear, blocked --------------------------------
@@ -208,7 +222,7 @@ def test_affine_blocked_matches_onnx_formula(name, packing, scale_type):
     tensor = make(name, shape, [values, scale, zero],
                   {"values": (name, 0, 0), "scale": (scale_type, 1, 0), "zero_point": (zero_type, 2, 0)},
                   packing=packing, scheme="affine", granularity="per_block", axis=axis, block_size=block)
-    assert_same(tensor.dequantize(), onnx_blocked(q.astype(np.int64), scale, zero, axis, block))
+    assert_same(dq(tensor), onnx_blocked(q.astype(np.int64), scale, zero, axis, block))
 
 
 def test_affine_blocked_first_axis_without_zero_point():
@@ -217,7 +231,7 @@ def test_affine_blocked_first_axis_without_zero_point():
     scale = rng.uniform(0.1, 1, (2, 5)).astype(np.float32)
     tensor = make("int8", q.shape, [q, scale], {"values": ("int8", 0, 0), "scale": ("float32", 1, 0)},
                   scheme="affine", granularity="per_block", axis=0, block_size=3)
-    assert_same(tensor.dequantize(), onnx_blocked(q, scale, None, 0, 3))
+    assert_same(dq(tensor), onnx_blocked(q, scale, None, 0, 3))
 
 
 def test_affine_fp8_values_per_axis():
@@ -227,7 +241,7 @@ def test_affine_fp8_values_per_axis():
     tensor = make("float8_e4m3fn", q.shape, [q, scale], {"values": ("float8_e4m3fn", 0, 0), "scale": ("float32", 1, 0)},
                   scheme="affine", granularity="per_axis", axis=1)
     expected = [[np.float32(q[i, j]) * scale[j] for j in range(8)] for i in range(4)]
-    assert_same(tensor.dequantize(), expected)
+    assert_same(dq(tensor), expected)
 
 
 def test_affine_strided_values_and_big_endian_parameters():
@@ -242,7 +256,7 @@ def test_affine_strided_values_and_big_endian_parameters():
                   {"values": ("int16", 0, 14), "scale": ("float32", 1, 0), "zero_point": ("int16", 1, 32)},
                   strides=(8, -1), byte_order="big", scheme="affine", granularity="per_axis", axis=1)
     expected = (q.astype(np.float32) - zero.astype(np.float32)) * scale
-    assert_same(tensor.dequantize(), expected)
+    assert_same(dq(tensor), expected)
 
 
 # ---- microscaling ---------------------------------------------------------
@@ -277,7 +291,7 @@ def test_mx_matches_per_element_loop(name, axis):
     tensor = make(name, shape, [values, scales], {"values": (name, 0, 0), "scale": ("float8_e8m0fnu", 1, 0)},
                   packing=packing, scheme="microscaling", granularity="per_block", axis=axis, block_size=32)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = tensor.dequantize()
+        out = dq(tensor)
     assert_same(out, scaled_loop(values, scales, axis, 32))
 
 
@@ -292,7 +306,7 @@ def test_nvfp4_matches_per_element_loop(packing):
                   {"values": ("float4_e2m1fn", 0, 0), "scale": ("float8_e4m3fn", 1, 0),
                    "global_scale": ("float32", 2, 0)},
                   packing=packing, scheme="microscaling", granularity="per_block", axis=1, block_size=16)
-    assert_same(tensor.dequantize(), scaled_loop(values, scales, 1, 16, global_scale[0]))
+    assert_same(dq(tensor), scaled_loop(values, scales, 1, 16, global_scale[0]))
 
 
 def swizzle_by_formula(scales):
@@ -322,8 +336,8 @@ def test_swizzled_scales_match_the_formula(rows, cols):
                     {"values": ("float4_e2m1fn", 0, 0), "scale": ("float8_e4m3fn", 1, 0, "swizzled_128x4"),
                      "global_scale": ("float32", 2, 0)}, **layout)
     expected = scaled_loop(values, scales, 1, 16, global_scale[0])
-    assert_same(row_major.dequantize(), expected)
-    assert_same(swizzled.dequantize(), expected)
+    assert_same(dq(row_major), expected)
+    assert_same(dq(swizzled), expected)
 
 
 def test_swizzled_part_must_cover_its_padding():
@@ -343,3 +357,68 @@ def test_dequantize_is_the_tensor_method():
     from hurray.quant.dequantizers import dequantize
 
     assert dequantize(tensor).tolist() == tensor.dequantize().tolist()
+
+
+# ---- output types ------------------------------------------------------------
+
+def as_16_bit(values, dtype):
+    """numpy's float16 and ml_dtypes' bfloat16 of float32 values: the reference rounding."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return values.astype(np.float16 if dtype == "float16" else ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("count", [1000, 1 << 22])  # the second is streamed past the caches
+def test_16_bit_outputs_round_float32_bits_as_numpy_and_ml_dtypes(dtype, count):
+    rng = np.random.default_rng(count)
+    bits = rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32)
+    # Every kind of value: random bits (NaN payloads, subnormals), and values
+    # at and around the 16-bit types' rounding points and limits.
+    bits[1::4] = (bits[1::4] & 0x8000E000) | 0x38000000 + (np.arange(len(bits[1::4])) % 0x1000000)
+    bits[2::4] = (bits[2::4] & 0xFFFF0000) | np.where(np.arange(len(bits[2::4])) % 2, 0x8000, 0x7FFF)
+    bits[3::8] = rng.choice(np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0x7FA00000, 0x477FF000, 0x477FEFFF,
+                                      0x33000000, 0x33000001, 0x387FE000, 0x00000001], np.uint32), len(bits[3::8]))
+    values = bits.view(np.float32)
+    tensor = hurray.from_numpy(values)
+    ours = tensor.dequantize(dtype)
+    assert ours.dtype == (np.float16 if dtype == "float16" else ml_dtypes.bfloat16)
+    assert np.array_equal(ours.view(np.uint16), as_16_bit(values, dtype).view(np.uint16))
+    assert np.array_equal(tensor.dequantize().view(np.uint32), bits)  # float32 keeps every bit
+
+
+def every_kind():
+    from support.tensor_kinds import kinds
+
+    return {name: make for name, make in kinds().items() if "complex" not in name}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(every_kind()))
+def test_every_kind_in_16_bits_is_its_float32_rounded_once(name, dtype):
+    tensor = every_kind()[name]()
+    assert np.array_equal(tensor.dequantize(dtype).view(np.uint16),
+                          as_16_bit(tensor.dequantize(), dtype).view(np.uint16))
+
+
+def test_output_dtype_names():
+    tensor = hurray.from_numpy(np.arange(4, dtype=np.int8))
+    for dtype in ("float16", np.float16, np.dtype(np.float16)):
+        assert tensor.dequantize(dtype).dtype == np.float16
+    assert tensor.dequantize(ml_dtypes.bfloat16).dtype == ml_dtypes.bfloat16
+    assert tensor.dequantize(np.float32).dtype == np.float32
+    for bad in ("int8", "float64", None, "bogus", 3):
+        with pytest.raises(InvalidArgumentError, match="float32"):
+            tensor.dequantize(bad)
+
+
+def test_threads_dequantize_one_tensor_at_once():
+    # The C call releases the GIL and writes nothing but its output.
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = np.random.default_rng(4).standard_normal((512, 1024)).astype(np.float32)
+    tensor = hurray.quantize_affine(x, dtype="int4", axis=1, block_size=32)
+    expected = tensor.dequantize()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda dtype: tensor.dequantize(dtype), ["float32"] * 8))
+    for result in results:
+        assert_same(result, expected)

@@ -1,7 +1,15 @@
-"""GGML blocks: from_gguf / to_gguf, and decoding against gguf-py bit for bit."""
+"""GGML blocks: from_ggml / to_ggml (and the from_gguf / to_gguf aliases), and decoding.
+
+Every type gguf-py 0.19 dequantizes is held against gguf.quants.dequantize bit
+for bit, NaNs included: on its own quantizations where gguf-py has a
+quantizer, on random blocks with ordinary scales, on wholly random bytes (NaN,
+infinite and subnormal fp16 scales), and on every kind of special scale.
+Q1_0 and Q2_0, which gguf-py lacks, are held against their formulas.
+"""
 import gc
 
 import gguf
+import ml_dtypes
 import numpy as np
 import pytest
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
@@ -9,10 +17,12 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 import hurray
 from hurray import Descriptor, HurrayError, Part, Tensor
 from hurray.errors import BufferTooSmallError, InvalidArgumentError, UnsupportedError
-from hurray.quant.ggml import decode_blocks, from_gguf, to_gguf
+from hurray.quant.ggml import decode_blocks, from_ggml, from_gguf, to_gguf
+from support import tensor_kinds
 
-QUANTIZABLE = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4"]
-ALL = QUANTIZABLE + ["Q4_K", "Q6_K"]
+# gguf-py's quantizers, and every type it dequantizes (tests/support/tensor_kinds.py).
+QUANTIZABLE = tensor_kinds.QUANTIZABLE
+ALL = tensor_kinds.GGML_NAMES
 
 
 def same_bits(a, b):
@@ -36,22 +46,24 @@ def random_blocks(rng, name, count):
     """Random block bytes with every fp16 scale a finite, moderate value."""
     elements, size = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
     blocks = rng.integers(0, 256, (count, size), dtype=np.uint8)
-    halves = {"Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q8_0": [0],
-              "Q4_K": [0, 2], "Q6_K": [208], "MXFP4": []}[name]
-    for at in halves:
-        d = (rng.standard_normal(count) * 0.05).astype(np.float16)
-        d[0] = 0  # a zero scale, and a negative zero one
-        d[1] = -0.0
-        blocks[:, at:at + 2] = d.view(np.uint8).reshape(count, 2)
+    d = (rng.standard_normal(count) * 0.05).astype(np.float16)
+    d[0] = 0  # a zero scale, and a negative zero one
+    d[1] = -0.0
+    tensor_kinds.set_f16_scales(blocks, name, d)
     if name == "MXFP4":
         blocks[:6, 0] = [0, 1, 2, 127, 254, 255]  # subnormal, edge and top exponents
     return blocks
 
 
+def gguf_reference(data, name):
+    with np.errstate(over="ignore", invalid="ignore"):  # infinite and NaN scales: values, not errors
+        return gguf.quants.dequantize(data, GGMLQuantizationType[name])
+
+
 @pytest.mark.parametrize("name", QUANTIZABLE)
 def test_matches_gguf_on_its_own_quantization(name):
     rng = np.random.default_rng(sum(map(ord, name)))
-    x = sample(rng, (3, 5, 64))
+    x = sample(rng, (3, 5, 256))
     blocks = gguf.quants.quantize(x, GGMLQuantizationType[name])
     tensor = from_gguf(blocks, name, x.shape)
     ours = tensor.dequantize()
@@ -62,17 +74,114 @@ def test_matches_gguf_on_its_own_quantization(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_matches_gguf_on_random_blocks(name):
-    rng = np.random.default_rng(7 + sum(map(ord, name)))
+    for seed in range(4):
+        rng = np.random.default_rng(7 + seed + sum(map(ord, name)))
+        elements, size = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
+        rows, per_row = 6, 2
+        blocks = random_blocks(rng, name, rows * per_row)
+        data = blocks.reshape(rows, per_row * size)
+        theirs = gguf_reference(data, name)
+        tensor = from_gguf(data.tobytes(), name, (2, 3, per_row * elements))
+        ours = tensor.dequantize()
+        assert ours.shape == (2, 3, per_row * elements)
+        assert same_bits(ours.reshape(theirs.shape), theirs)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_matches_gguf_on_raw_random_bytes(name):
+    # Every byte random: fp16 scales that are NaN (quiet and signalling),
+    # infinite, subnormal; the output bits, NaN payloads included, are gguf-py's.
     elements, size = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
-    rows, per_row = 6, 2
-    blocks = random_blocks(rng, name, rows * per_row)
-    data = blocks.reshape(rows, per_row * size)
-    with np.errstate(over="ignore"):  # MXFP4 exponent 255 overflows in gguf-py too
-        theirs = gguf.quants.dequantize(data, GGMLQuantizationType[name])
-    tensor = from_gguf(data.tobytes(), name, (2, 3, per_row * elements))
-    ours = tensor.dequantize()
-    assert ours.shape == (2, 3, per_row * elements)
-    assert same_bits(ours.reshape(theirs.shape), theirs)
+    for seed in range(24):
+        rng = np.random.default_rng(1000 * seed + sum(map(ord, name)))
+        data = rng.integers(0, 256, (5, 3 * size), dtype=np.uint8)
+        ours = from_gguf(data, name, (5, 3 * elements)).dequantize()
+        assert same_bits(ours, gguf_reference(data, name)), f"seed {seed}"
+
+
+# fp16 scales of every kind: quiet and signalling NaNs of both signs with
+# payloads, infinities, zeros, the smallest and largest subnormals, normals.
+SPECIAL_F16 = np.array([0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7D55, 0x7FFF, 0x7C00, 0xFC00, 0x0000, 0x8000,
+                        0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xB555], np.uint16).view(np.float16)
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if tensor_kinds.F16_FIELDS[n] or n == "IQ1_M"])
+def test_matches_gguf_on_special_scales(name):
+    elements, size = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
+    rng = np.random.default_rng(5 + sum(map(ord, name)))
+    blocks = rng.integers(0, 256, (len(SPECIAL_F16), size), dtype=np.uint8)
+    tensor_kinds.set_f16_scales(blocks, name, SPECIAL_F16)
+    ours = from_gguf(blocks, name, (len(SPECIAL_F16), elements)).dequantize()
+    assert same_bits(ours, gguf_reference(blocks, name).reshape(ours.shape))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ALL)
+def test_16_bit_outputs_are_the_float32_values_rounded_once(name, dtype):
+    elements, size = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
+    rng = np.random.default_rng(11 + sum(map(ord, name)))
+    data = rng.integers(0, 256, (4, 2 * size), dtype=np.uint8)
+    tensor = from_gguf(data, name, (4, 2 * elements))
+    ours = tensor.dequantize(dtype)
+    kind = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    assert ours.dtype == kind and ours.shape == (4, 2 * elements)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = gguf_reference(data, name).astype(kind)
+    assert np.array_equal(ours.view(np.uint16), expected.reshape(ours.shape).view(np.uint16))
+
+
+def test_a_large_tensor_matches_gguf():
+    # 8 MiB of float32 and more: the output is streamed past the caches.
+    name = "Q4_K"
+    rng = np.random.default_rng(3)
+    blocks = random_blocks(rng, name, 2048 * 5).reshape(2048, -1)
+    ours = from_gguf(blocks, name, (2048, 5 * 256)).dequantize()
+    assert same_bits(ours, gguf_reference(blocks, name))
+
+
+# ---- Q1_0 and Q2_0: ggml's, not gguf-py's (QUANT-FORMATS.md § 8.2) ---------
+
+def q1_0_formula(blocks):
+    """Bit j of the 16 bytes after d, LSB first: +d when set, -d when clear."""
+    d = blocks[:, :2].copy().view(np.float16).astype(np.float32)
+    bits = np.unpackbits(blocks[:, 2:18], axis=1, bitorder="little")
+    return np.where(bits == 1, d, -d)
+
+
+def q2_0_formula(blocks):
+    """Two bits per element LSB first after d; (q - 1) * d."""
+    d = blocks[:, :2].copy().view(np.float16).astype(np.float32)
+    q = (blocks[:, 2:18, None] >> np.array([0, 2, 4, 6], np.uint8)) & 3
+    return (q.reshape(len(blocks), 64).astype(np.int8) - 1).astype(np.float32) * d
+
+
+def test_q1_0_by_hand():
+    # d = 0.75: element 0 and 15 set, 120..127 set, every other clear.
+    qs = [0x01, 0x80] + [0] * 13 + [0xFF]
+    block = np.float16(0.75).tobytes() + bytes(qs)
+    out = from_ggml(block, "q1_0", (128,)).dequantize()
+    assert out.tolist() == [0.75 if j in (0, 15) or j >= 120 else -0.75 for j in range(128)]
+
+
+def test_q2_0_by_hand():
+    # d = -2; byte 0xE4 holds codes 0, 1, 2, 3 (LSB first): -1, 0, 1, 2 times d.
+    block = np.float16(-2.0).tobytes() + bytes([0xE4] * 15 + [0x1B])
+    out = from_ggml(block, "q2_0", (64,)).dequantize()
+    assert out[:4].tolist() == [2.0, -0.0, -2.0, -4.0]
+    assert out[60:].tolist() == [-4.0, -2.0, -0.0, 2.0]
+
+
+@pytest.mark.parametrize("name, formula", [("Q1_0", q1_0_formula), ("Q2_0", q2_0_formula)])
+def test_q1_0_and_q2_0_match_their_formulas(name, formula):
+    elements, size = hurray.quant.ggml.ggml_block(name)
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        blocks = rng.integers(0, 256, (7, size), dtype=np.uint8)  # NaN and infinite scales too
+        if seed == 0:
+            tensor_kinds.set_f16_scales(blocks[:4], name, SPECIAL_F16[:4])
+        ours = from_ggml(blocks, name, (7, elements)).dequantize()
+        with np.errstate(invalid="ignore"):
+            assert same_bits(ours, formula(blocks)), f"seed {seed}"
 
 
 def test_decode_blocks_takes_raw_block_arrays():
@@ -82,7 +191,10 @@ def test_decode_blocks_takes_raw_block_arrays():
     with pytest.raises(InvalidArgumentError):
         decode_blocks("q4_1", blocks[:, :-1])
     with pytest.raises(UnsupportedError):
-        decode_blocks("q2_k", blocks)
+        decode_blocks("q8_k", blocks)
+    # Every type decodes through the library, as Tensor.dequantize() does.
+    k = random_blocks(np.random.default_rng(10), "IQ2_S", 3)
+    assert same_bits(decode_blocks("iq2_s", k).reshape(1, -1), gguf_reference(k.reshape(1, -1), "IQ2_S"))
 
 
 def test_q4_0_formula_by_hand():
@@ -172,7 +284,7 @@ def test_empty_tensor():
     assert tensor.to_gguf().size == 0
 
 
-@pytest.mark.parametrize("name", ["Q3_K", "F16", "bogus", ""])
+@pytest.mark.parametrize("name", ["Q8_K", "Q8_1", "F16", "bogus", ""])
 def test_unknown_type_names(name):
     with pytest.raises(UnsupportedError):
         from_gguf(bytes(34), name, (32,))

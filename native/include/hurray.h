@@ -8,8 +8,10 @@
  * destroying NULL, or a pointer to NULL, does nothing.
  *
  * Handles are not internally locked: one handle is used by one thread at a
- * time; distinct handles may be used from any threads. Release callbacks run
- * on whichever thread destroys the handle that owns them.
+ * time; distinct handles may be used from any threads. The exception is the
+ * dequantizer, which only reads: several threads may call
+ * hurray_dequantize(_rows) on one descriptor and list at once. Release
+ * callbacks run on whichever thread destroys the handle that owns them.
  *
  * The declarations between HURRAY_CDEF_BEGIN and HURRAY_CDEF_END are also
  * read by the Python package's cffi build; keep them free of preprocessor

@@ -155,6 +155,108 @@ static HurrayStatus locate_parts(HurrayDequantJob *job, const HurrayBufferList *
     return HURRAY_OK;
 }
 
+/* The logical elements [*out_first, *out_first + *out_count) of the rows
+ * asked for: rows are indices of the first axis, a rank-0 tensor is one row
+ * of one element. The descriptor check bounds every product here. */
+static HurrayStatus plan_rows(const char *fn, const HurrayDescriptor *desc, int whole,
+                              uint64_t first_row, uint64_t row_count, uint64_t *out_first,
+                              uint64_t *out_count)
+{
+    uint64_t rows = desc->rank == 0 ? 1 : desc->shape[0];
+    uint64_t row_elements = 1;
+    for (uint32_t k = 1; k < desc->rank; k++) {
+        row_elements *= desc->shape[k];
+    }
+    if (whole) {
+        first_row = 0;
+        row_count = rows;
+    } else if (first_row > rows || row_count > rows - first_row) {
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "%s: first_row %" PRIu64 " and row_count %" PRIu64
+                            " reach past the tensor's %" PRIu64 " rows",
+                            fn, first_row, row_count, rows);
+    }
+    *out_first = first_row * row_elements;
+    *out_count = row_count * row_elements;
+    return HURRAY_OK;
+}
+
+/* out holds count elements of `size` bytes, and is aligned to them (it may
+ * be NULL when there are none); *out_need gets their bytes. */
+static HurrayStatus check_output(const char *fn, uint32_t out_dtype, uint32_t size, uint64_t count,
+                                 const void *out, uint64_t out_len, uint64_t *out_need)
+{
+    if (__builtin_mul_overflow(count, (uint64_t)size, out_need)) {
+        return hurray__fail(HURRAY_ERROR_OVERFLOW,
+                            "%s: %" PRIu64 " elements of %u bytes overflow 64 bits", fn, count,
+                            (unsigned)size);
+    }
+    if (out_len < *out_need) {
+        return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
+                            "%s: out_len is %" PRIu64 " bytes, but %" PRIu64 " elements of %s "
+                            "need %" PRIu64,
+                            fn, out_len, count, hurray__dtype_name(out_dtype), *out_need);
+    }
+    if (count != 0 && out == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: out is NULL", fn);
+    }
+    if (count != 0 && (uintptr_t)out % size != 0) {
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                            "%s: out is not aligned to its elements (%u bytes)", fn,
+                            (unsigned)size);
+    }
+    return HURRAY_OK;
+}
+
+/* The scheme's values, tile by tile, into out: float32 straight in, unless
+ * the output is large enough to go around the caches (AVX2 path: each tile
+ * made in the first-level cache and streamed out), 16-bit types converted
+ * while the tile is in the cache. */
+static void write_tiles(const HurrayDequantScheme *scheme, const HurrayDequantJob *job,
+                        uint32_t out_dtype, uint32_t size, uint64_t first, uint64_t count,
+                        uint64_t need, void *out)
+{
+    int stream = 0;
+#if HURRAY__DEQUANT_AVX2
+    stream = job->simd && need >= HURRAY__DEQUANT_STREAM_MIN;
+#else
+    (void)need;
+#endif
+    if (out_dtype == HURRAY_DTYPE_FLOAT32 && !stream) {
+        float *dst = out;
+        for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
+            uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
+            scheme->run(job, first + done, n, dst + done);
+        }
+        return;
+    }
+    float tile[HURRAY__DEQUANT_TILE];
+    uint16_t halves[HURRAY__DEQUANT_TILE];
+    uint8_t *dst = out;
+    for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
+        uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
+        scheme->run(job, first + done, n, tile);
+        uint8_t *at = dst + done * size;
+        if (out_dtype == HURRAY_DTYPE_FLOAT32) {
+#if HURRAY__DEQUANT_AVX2
+            hurray__stream_bytes_avx2(tile, 4 * n, at);
+#endif
+        } else if (!stream) {
+            store_16(out_dtype, tile, n, (uint16_t *)(void *)at, job->simd);
+        } else {
+            store_16(out_dtype, tile, n, halves, job->simd);
+#if HURRAY__DEQUANT_AVX2
+            hurray__stream_bytes_avx2(halves, 2 * n, at);
+#endif
+        }
+    }
+#if HURRAY__DEQUANT_AVX2
+    if (stream) {
+        hurray__stream_fence();
+    }
+#endif
+}
+
 static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
                                const HurrayBufferList *buffers, uint32_t out_dtype, int whole,
                                uint64_t first_row, uint64_t row_count, void *out, uint64_t out_len)
@@ -182,78 +284,28 @@ static HurrayStatus dequantize(const char *fn, const HurrayDescriptor *desc,
         HURRAY__TRY(hurray__descriptor_check_facts_quietly(desc, &facts));
         HURRAY__TRY(hurray__descriptor_check_buffers_with(desc, buffers, &facts));
     }
-
-    /* Rows: indices of the first axis; a rank-0 tensor is one row of one
-     * element. The descriptor check bounds every product here. */
-    uint64_t rows = desc->rank == 0 ? 1 : desc->shape[0];
-    uint64_t row_elements = 1;
-    for (uint32_t k = 1; k < desc->rank; k++) {
-        row_elements *= desc->shape[k];
-    }
-    if (whole) {
-        first_row = 0;
-        row_count = rows;
-    } else if (first_row > rows || row_count > rows - first_row) {
-        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
-                            "%s: first_row %" PRIu64 " and row_count %" PRIu64
-                            " reach past the tensor's %" PRIu64 " rows",
-                            fn, first_row, row_count, rows);
-    }
-    uint64_t first = first_row * row_elements;
-    uint64_t count = row_count * row_elements;
-    uint64_t need;
-    if (__builtin_mul_overflow(count, (uint64_t)size, &need)) {
-        return hurray__fail(HURRAY_ERROR_OVERFLOW,
-                            "%s: %" PRIu64 " elements of %u bytes overflow 64 bits", fn, count,
-                            (unsigned)size);
-    }
-    if (out_len < need) {
-        return hurray__fail(HURRAY_ERROR_BUFFER_TOO_SMALL,
-                            "%s: out_len is %" PRIu64 " bytes, but %" PRIu64 " elements of %s "
-                            "need %" PRIu64,
-                            fn, out_len, count, hurray__dtype_name(out_dtype), need);
-    }
-    if (count == 0) {
-        return HURRAY_OK;
-    }
-    if (out == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: out is NULL", fn);
-    }
-    if ((uintptr_t)out % size != 0) {
-        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
-                            "%s: out is not aligned to its elements (%u bytes)", fn,
-                            (unsigned)size);
-    }
-
     const HurrayDequantScheme *scheme = scheme_of(desc->scheme);
     if (scheme == NULL) { /* the check knows every scheme this build has */
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED, "%s: scheme %u has no dequantizer", fn,
                             (unsigned)desc->scheme);
+    }
+    if (scheme->refuse != NULL) {
+        HURRAY__TRY(scheme->refuse(desc));
+    }
+    uint64_t first = 0, count = 0, need = 0;
+    HURRAY__TRY(plan_rows(fn, desc, whole, first_row, row_count, &first, &count));
+    HURRAY__TRY(check_output(fn, out_dtype, size, count, out, out_len, &need));
+    if (count == 0) {
+        return HURRAY_OK;
     }
     HurrayDequantJob job;
     memset(&job, 0, sizeof job);
     job.desc = desc;
     job.buffers = buffers;
     job.simd = hurray__dequant_simd();
-    job.elements = rows * row_elements;
     HURRAY__TRY(locate_parts(&job, buffers));
     HURRAY__TRY(scheme->prepare(&job));
-
-    if (out_dtype == HURRAY_DTYPE_FLOAT32) {
-        float *dst = out;
-        for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
-            uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
-            scheme->run(&job, first + done, n, dst + done);
-        }
-    } else {
-        float tile[HURRAY__DEQUANT_TILE];
-        uint16_t *dst = out;
-        for (uint64_t done = 0; done < count; done += HURRAY__DEQUANT_TILE) {
-            uint64_t n = count - done < HURRAY__DEQUANT_TILE ? count - done : HURRAY__DEQUANT_TILE;
-            scheme->run(&job, first + done, n, tile);
-            store_16(out_dtype, tile, n, dst + done, job.simd);
-        }
-    }
+    write_tiles(scheme, &job, out_dtype, size, first, count, need, out);
     if (job.finish != NULL) {
         job.finish(&job);
     }

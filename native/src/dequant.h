@@ -5,8 +5,9 @@
  * descriptor against its buffers, then hand a job to the scheme the
  * descriptor states. A scheme is one file with one HurrayDequantScheme:
  *
- *   prepare  checks what only the dequantizer needs (a complex values part,
- *            an output type) and fills the job's scheme fields;
+ *   refuse   refuses what the descriptor check allows but the scheme cannot
+ *            dequantize (a complex values part), from the descriptor alone;
+ *   prepare  fills the job's scheme fields;
  *   run      writes the float32 values of the logical elements [first,
  *            first + count) in row-major order, count at most
  *            HURRAY__DEQUANT_TILE, reading nothing outside the reach the
@@ -72,7 +73,7 @@ typedef struct HurrayReader {
     const uint8_t *base; /* the part's byte offset in its buffer */
     const float *table;  /* code -> float32 value (256 entries), or NULL */
     uint8_t kind;        /* HurrayReadKind */
-    uint8_t swap;        /* big-endian elements wider than a byte */
+    uint8_t swap;        /* elements wider than a byte not in the host's byte order */
     uint8_t width;       /* bits per element (LSB) */
     uint8_t mask;        /* code mask (PADDED, LSB, SPLIT) */
 } HurrayReader;
@@ -104,7 +105,6 @@ struct HurrayDequantJob {
     void (*finish)(HurrayDequantJob *job);
     /* per role - 1: the address of the part's byte offset, NULL if absent */
     const uint8_t *part[HURRAY_MAX_PARTS];
-    uint64_t elements;
     int simd; /* the AVX2 kernels may be used */
 
     /* Set by the scheme's prepare. */
@@ -117,13 +117,21 @@ struct HurrayDequantJob {
      * last axis; param_div 0 means the parameter is the same along it. */
     uint64_t param_div;
     uint64_t param_step;
-    uint64_t param_strides[HURRAY_MAX_RANK]; /* per dimension, 0 when it has none */
+    /* The dimensions the walk steps through (hurray__dequant_param_layout):
+     * the shape's, without those of one element, and with neighbours merged
+     * wherever the values and the parameters step through them as through
+     * one dimension. Per walk dimension: its length, the values' stride,
+     * and the parameter index's stride and divisor (0 and 1 when the
+     * parameter does not follow it). */
+    uint32_t walk_rank;
+    uint64_t walk_shape[HURRAY_MAX_RANK];
+    int64_t walk_strides[HURRAY_MAX_RANK];
+    uint64_t param_strides[HURRAY_MAX_RANK];
     uint64_t param_divs[HURRAY_MAX_RANK];
     /* Microscaling: the global scale (1 when there is none, multiplied or not). */
     float global_scale;
     int has_global;
     uint64_t swizzle_cols; /* SWIZZLED_128X4: scale columns, 0 for row-major */
-    int use_f64;           /* affine: float64 arithmetic */
     /* GGML */
     HurrayGgmlBlockFn block_fn;
     HurrayGgmlRowFn row_fn;
@@ -132,6 +140,10 @@ struct HurrayDequantJob {
 };
 
 typedef struct HurrayDequantScheme {
+    /* What the scheme refuses that the descriptor check allows, judged
+     * from the descriptor alone, for every call, even one that writes no
+     * element (NULL: nothing). */
+    HurrayStatus (*refuse)(const HurrayDescriptor *desc);
     HurrayStatus (*prepare)(HurrayDequantJob *job);
     void (*run)(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out);
 } HurrayDequantScheme;
@@ -166,8 +178,8 @@ void hurray__read_f64(const HurrayReader *r, int64_t offset, int64_t stride, uin
                       double *out);
 
 /* The float32 value of every code of a dtype of at most 8 bits (256
- * entries; a sub-byte type's entries past 2^bits repeat nothing useful and
- * are never read), or NULL for a wider type. Built once. */
+ * entries, indexed by the stored byte: for a sub-byte type, entry i is the
+ * value of code i mod 2^bits), or NULL for a wider type. Built once. */
 const float *hurray__code_table(uint32_t dtype);
 
 /* IEEE half and bfloat16 bits to float32 bits, exactly: NaN payloads are
@@ -296,9 +308,24 @@ static inline uint32_t hurray__le32(const uint8_t *p)
  * run's parameter index is worked out when job->param_strides says so. */
 void hurray__dequant_walk(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out);
 
-/* The parameter reach rules of the descriptor, as the schemes use them:
- * param_strides and param_divs for the granularity (row-major parameters,
- * one per tensor, per index of the axis, or per block along the axis). */
+/* The parameters of a run, as segments: elements [0, first) take
+ * parameter `param`, and every `length` elements after them the next one,
+ * param_step further on in the parameter part; `count` segments in all (the
+ * last may be short). A parameter that does not change along the run is one
+ * segment of the whole run. */
+typedef struct HurraySegments {
+    uint64_t param;
+    uint64_t first;
+    uint64_t length;
+    uint64_t count;
+} HurraySegments;
+
+HurraySegments hurray__run_segments(const HurrayDequantJob *job, const HurrayRun *run);
+
+/* The walk's dimensions and the parameter rules of the descriptor, as the
+ * schemes use them: param_strides and param_divs for the granularity
+ * (row-major parameters, one per tensor, per index of the axis, or per block
+ * along the axis), param_div and param_step for the last walk dimension. */
 void hurray__dequant_param_layout(HurrayDequantJob *job);
 
 /* The element index, in a SWIZZLED_128X4 part, of scale (row, col) of a
@@ -308,6 +335,19 @@ static inline uint64_t hurray__swizzled_index(uint64_t row, uint64_t col, uint64
     uint64_t padded_cols = (cols + 3) / 4 * 4;
     uint64_t tile = (row / 128) * (padded_cols / 4) + col / 4;
     return tile * 512 + (row % 32) * 16 + (row / 32 % 4) * 4 + col % 4;
+}
+
+/* 0: the reader's codes cannot be read by the fused AVX2 kernels; 1:
+ * bytes; 2: LSB-first nibbles. For a contiguous run (stride 1). */
+static inline int hurray__fused_codes(const HurrayReader *r)
+{
+    if (r->table == NULL) {
+        return 0;
+    }
+    if (r->kind == HURRAY__READ_CODE8) {
+        return 1;
+    }
+    return r->kind == HURRAY__READ_LSB && r->width == 4 ? 2 : 0;
 }
 
 /* ---- AVX2 kernels (dequant_*_avx2.c) ------------------------------------ */
@@ -346,7 +386,28 @@ void hurray__affine_segments_avx2(const float *q, const float *s, const float *z
                                   uint64_t length, uint64_t n, float *out);
 void hurray__scaled_segments_avx2(const float *v, const float *s, const float *g, uint64_t first,
                                   uint64_t length, uint64_t n, float *out);
+/* The same with the values read on the way, for a contiguous run of byte
+ * codes (nibbles 0) or 4-bit LSB-first codes (nibbles 1) from element
+ * `offset` of base, through their code table. */
+void hurray__affine_codes_avx2(const uint8_t *base, int64_t offset, int nibbles, const float *table,
+                               const float *s, const float *z, uint64_t first, uint64_t length,
+                               uint64_t n, float *out);
+void hurray__scaled_codes_avx2(const uint8_t *base, int64_t offset, int nibbles, const float *table,
+                               const float *s, const float *g, uint64_t first, uint64_t length,
+                               uint64_t n, float *out);
 #endif
+
+#if HURRAY__DEQUANT_AVX2
+/* n bytes to dst with non-temporal stores where dst is 32-byte aligned
+ * (the rest with ordinary ones): output too large for the caches skips
+ * their read-for-ownership. hurray__stream_fence orders them before the
+ * call returns. */
+void hurray__stream_bytes_avx2(const void *src, uint64_t n, void *dst);
+void hurray__stream_fence(void);
+#endif
+
+/* Outputs at least this large are written around the caches (AVX2 path). */
+#define HURRAY__DEQUANT_STREAM_MIN ((uint64_t)8 << 20)
 
 /* 1 when the AVX2 kernels are in use for this process: the CPU has AVX2
  * and F16C and HURRAY_DEQUANT_PATH is not "scalar" (read at the first

@@ -152,30 +152,23 @@ HURRAY__AVX2 void hurray__read_bf16_avx2(const uint8_t *in, uint64_t n, float *o
     }
 }
 
-/* One segment: (q - z) * s, or q * s without a zero point. */
+/* One segment: (q - z) * s, or q * s without a zero point; the first
+ * operand's NaN kept only where the scale is one too (as in fused). */
 HURRAY__AVX2 static inline void affine_segment(const float *q, float s, const float *z, uint64_t n,
                                                float *out)
 {
-    __m256 sv = _mm256_set1_ps(s);
+    __m256 sv = _mm256_set1_ps(s), zv = _mm256_set1_ps(z != NULL ? *z : 0.0f);
+    int scale_nan = s != s;
     uint64_t i = 0;
-    if (z != NULL) {
-        __m256 zv = _mm256_set1_ps(*z);
-        for (; i + 8 <= n; i += 8) {
-            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(q + i), zv);
-            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(d, _mm256_mul_ps(d, sv)));
-        }
-        for (; i < n; i++) {
-            float d = q[i] - *z;
-            out[i] = hurray__first_nan(d, d * s);
-        }
-        return;
-    }
     for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(q + i);
-        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(v, _mm256_mul_ps(v, sv)));
+        __m256 d = _mm256_loadu_ps(q + i);
+        d = z != NULL ? _mm256_sub_ps(d, zv) : d;
+        __m256 y = _mm256_mul_ps(d, sv);
+        _mm256_storeu_ps(out + i, scale_nan ? hurray__first_nan_avx2(d, y) : y);
     }
     for (; i < n; i++) {
-        out[i] = hurray__first_nan(q[i], q[i] * s);
+        float d = z != NULL ? q[i] - *z : q[i];
+        out[i] = hurray__first_nan(d, d * s);
     }
 }
 
@@ -206,31 +199,27 @@ HURRAY__AVX2 void hurray__affine_segments_avx2(const float *q, const float *s, c
     }
 }
 
-/* One segment: (v * s) * g, or v * s without a global scale. */
+/* One segment: (v * s) * g, or v * s without a global scale; the first
+ * operand's NaN kept only where the other is one too (as in fused). */
 HURRAY__AVX2 static inline void scaled_segment(const float *v, float s, const float *g, uint64_t n,
                                                float *out)
 {
-    __m256 sv = _mm256_set1_ps(s);
+    __m256 sv = _mm256_set1_ps(s), gv = _mm256_set1_ps(g != NULL ? *g : 1.0f);
+    int scale_nan = s != s, global_nan = g != NULL && *g != *g;
     uint64_t i = 0;
-    if (g != NULL) {
-        __m256 gv = _mm256_set1_ps(*g);
-        for (; i + 8 <= n; i += 8) {
-            __m256 x = _mm256_loadu_ps(v + i);
-            __m256 p = hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv));
-            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(p, _mm256_mul_ps(p, gv)));
-        }
-        for (; i < n; i++) {
-            float p = hurray__first_nan(v[i], v[i] * s);
-            out[i] = hurray__first_nan(p, p * *g);
-        }
-        return;
-    }
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(v + i);
-        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv)));
+        __m256 p = _mm256_mul_ps(x, sv);
+        p = scale_nan ? hurray__first_nan_avx2(x, p) : p;
+        if (g != NULL) {
+            __m256 y = _mm256_mul_ps(p, gv);
+            p = global_nan ? hurray__first_nan_avx2(p, y) : y;
+        }
+        _mm256_storeu_ps(out + i, p);
     }
     for (; i < n; i++) {
-        out[i] = hurray__first_nan(v[i], v[i] * s);
+        float p = hurray__first_nan(v[i], v[i] * s);
+        out[i] = g != NULL ? hurray__first_nan(p, p * *g) : p;
     }
 }
 
@@ -243,6 +232,148 @@ HURRAY__AVX2 void hurray__scaled_segments_avx2(const float *v, const float *s, c
         uint64_t stop = end < n ? end : n;
         scaled_segment(v + start, s[k], g, stop - start, out + start);
     }
+}
+
+/* ---- fused: codes straight into the arithmetic ---------------------------- */
+
+/* The code of element e: a byte, or a nibble of LSB-first pairs. */
+static inline uint32_t code_at(const uint8_t *base, int64_t e, int nibbles)
+{
+    if (!nibbles) {
+        return base[e];
+    }
+    return (uint32_t)(base[e >> 1] >> (4 * (e & 1))) & 15u; /* >> 1: a floor, for e < 0 too */
+}
+
+/* The values of eight elements from element e (even, for nibbles). */
+HURRAY__AVX2 static inline __m256 codes8(const uint8_t *base, int64_t e, int nibbles,
+                                         const float *table, __m256 low, __m256 high)
+{
+    if (nibbles) {
+        uint32_t word;
+        memcpy(&word, base + (e >> 1), sizeof word);
+        __m128i b = _mm_cvtsi32_si128((int)word);
+        __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+        return lookup16(low, high, _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)));
+    }
+    __m128i bytes = _mm_loadl_epi64((const __m128i *)(base + e));
+    return _mm256_i32gather_ps(table, _mm256_cvtepu8_epi32(bytes), 4);
+}
+
+/* One formula over the segments of a run, the codes read on the way:
+ * affine (q - z[k]) * s[k] (q * s[k] without z), or scaled (v * s[k]) * g
+ * (v * s[k] without g). Elements [0, first) are segment 0, then every
+ * `length` the next. */
+HURRAY__AVX2 static void fused(const uint8_t *base, int64_t offset, int nibbles, const float *table,
+                               const float *s, const float *z, const float *g, int affine,
+                               uint64_t first, uint64_t length, uint64_t n, float *out)
+{
+    __m256 low = _mm256_loadu_ps(table), high = _mm256_loadu_ps(table + 8);
+    if (length == 1 && affine) { /* a parameter per element: per axis, the last one */
+        uint64_t i = 0;
+        for (; i + 8 <= n && !(nibbles && (offset & 1)); i += 8) {
+            __m256 d = codes8(base, offset + (int64_t)i, nibbles, table, low, high);
+            if (z != NULL) {
+                d = _mm256_sub_ps(d, _mm256_loadu_ps(z + i));
+            }
+            __m256 y = hurray__first_nan_avx2(d, _mm256_mul_ps(d, _mm256_loadu_ps(s + i)));
+            _mm256_storeu_ps(out + i, y);
+        }
+        for (; i < n; i++) {
+            float v = table[code_at(base, offset + (int64_t)i, nibbles)];
+            float d = z != NULL ? v - z[i] : v;
+            out[i] = hurray__first_nan(d, d * s[i]);
+        }
+        return;
+    }
+    /* The first operand's NaN matters only where the second is a NaN too:
+     * with a scale (or global scale) that is not one, the product alone
+     * has the right bits, and the lanes skip hurray__first_nan. */
+    int global_nan = g != NULL && *g != *g;
+    uint64_t k = 0;
+    for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
+        uint64_t stop = end < n ? end : n;
+        float sk = s[k];
+        float zk = z != NULL ? z[k] : 0.0f, gk = g != NULL ? *g : 1.0f;
+        __m256 sv = _mm256_set1_ps(sk), zv = _mm256_set1_ps(zk), gv = _mm256_set1_ps(gk);
+        int scale_nan = sk != sk;
+        uint64_t i = start;
+        for (;;) {
+            int vector = i + 8 <= stop && !(nibbles && ((offset + (int64_t)i) & 1));
+            if (vector) {
+                __m256 v = codes8(base, offset + (int64_t)i, nibbles, table, low, high);
+                __m256 y;
+                if (affine) {
+                    __m256 d = z != NULL ? _mm256_sub_ps(v, zv) : v;
+                    y = _mm256_mul_ps(d, sv);
+                    y = scale_nan ? hurray__first_nan_avx2(d, y) : y;
+                } else {
+                    __m256 p = _mm256_mul_ps(v, sv);
+                    p = scale_nan ? hurray__first_nan_avx2(v, p) : p;
+                    if (g != NULL) {
+                        y = _mm256_mul_ps(p, gv);
+                        y = global_nan ? hurray__first_nan_avx2(p, y) : y;
+                    } else {
+                        y = p;
+                    }
+                }
+                _mm256_storeu_ps(out + i, y);
+                i += 8;
+                continue;
+            }
+            if (i >= stop) {
+                break;
+            }
+            float v = table[code_at(base, offset + (int64_t)i, nibbles)];
+            if (affine) {
+                float d = z != NULL ? v - zk : v;
+                out[i] = hurray__first_nan(d, d * sk);
+            } else {
+                float p = hurray__first_nan(v, v * sk);
+                out[i] = g != NULL ? hurray__first_nan(p, p * gk) : p;
+            }
+            i++;
+        }
+    }
+}
+
+HURRAY__AVX2 void hurray__affine_codes_avx2(const uint8_t *base, int64_t offset, int nibbles,
+                                            const float *table, const float *s, const float *z,
+                                            uint64_t first, uint64_t length, uint64_t n, float *out)
+{
+    fused(base, offset, nibbles, table, s, z, NULL, 1, first, length, n, out);
+}
+
+HURRAY__AVX2 void hurray__scaled_codes_avx2(const uint8_t *base, int64_t offset, int nibbles,
+                                            const float *table, const float *s, const float *g,
+                                            uint64_t first, uint64_t length, uint64_t n, float *out)
+{
+    fused(base, offset, nibbles, table, s, NULL, g, 0, first, length, n, out);
+}
+
+/* ---- non-temporal output --------------------------------------------------- */
+
+HURRAY__AVX2 void hurray__stream_bytes_avx2(const void *src, uint64_t n, void *dst)
+{
+    const uint8_t *from = src;
+    uint8_t *to = dst;
+    uint64_t head = (32 - ((uintptr_t)to & 31)) & 31;
+    if (head > n) {
+        head = n;
+    }
+    memcpy(to, from, head);
+    uint64_t i = head;
+    for (; i + 32 <= n; i += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(from + i));
+        _mm256_stream_si256((__m256i *)(to + i), v);
+    }
+    memcpy(to + i, from + i, n - i);
+}
+
+void hurray__stream_fence(void)
+{
+    _mm_sfence();
 }
 
 #endif

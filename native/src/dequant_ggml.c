@@ -515,4 +515,4 @@ static void ggml_run(const HurrayDequantJob *job, uint64_t first, uint64_t count
     }
 }
 
-const HurrayDequantScheme hurray__dequant_ggml = {ggml_prepare, ggml_run};
+const HurrayDequantScheme hurray__dequant_ggml = {NULL, ggml_prepare, ggml_run};

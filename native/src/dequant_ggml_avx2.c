@@ -43,13 +43,15 @@ AVX2 static inline void store16_affine(__m256 d, __m256 m, __m128i q, float *y)
     _mm256_storeu_ps(y + 8, _mm256_sub_ps(_mm256_mul_ps(d, b), m));
 }
 
-/* y = d * q + m for sixteen unsigned bytes, the product's NaN first. */
-AVX2 static inline void store16_plus(__m256 d, __m256 m, __m128i q, float *y)
+/* y = d * q + m for sixteen unsigned bytes, the product's NaN first where
+ * m is a NaN too (`m_nan`; elsewhere the sum alone has the right bits). */
+AVX2 static inline void store16_plus(__m256 d, __m256 m, int m_nan, __m128i q, float *y)
 {
     __m256 a = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q)));
     __m256 b = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8))));
-    _mm256_storeu_ps(y, hurray__first_nan_avx2(a, _mm256_add_ps(a, m)));
-    _mm256_storeu_ps(y + 8, hurray__first_nan_avx2(b, _mm256_add_ps(b, m)));
+    __m256 ya = _mm256_add_ps(a, m), yb = _mm256_add_ps(b, m);
+    _mm256_storeu_ps(y, m_nan ? hurray__first_nan_avx2(a, ya) : ya);
+    _mm256_storeu_ps(y + 8, m_nan ? hurray__first_nan_avx2(b, yb) : yb);
 }
 
 AVX2 static inline __m128i load16(const uint8_t *p)
@@ -97,11 +99,11 @@ AVX2 static void q4_0(const uint8_t *b, uint64_t n, float *y)
 AVX2 static void q4_1(const uint8_t *b, uint64_t n, float *y)
 {
     for (uint64_t i = 0; i < n; i++, b += 20, y += 32) {
-        __m256 d = _mm256_set1_ps(hurray__ggml_f16_at(b)),
-               m = _mm256_set1_ps(hurray__ggml_f16_at(b + 2));
+        float mf = hurray__ggml_f16_at(b + 2);
+        __m256 d = _mm256_set1_ps(hurray__ggml_f16_at(b)), m = _mm256_set1_ps(mf);
         __m128i qs = load16(b + 4);
-        store16_plus(d, m, low_nibbles(qs), y);
-        store16_plus(d, m, high_nibbles(qs), y + 16);
+        store16_plus(d, m, mf != mf, low_nibbles(qs), y);
+        store16_plus(d, m, mf != mf, high_nibbles(qs), y + 16);
     }
 }
 
@@ -122,12 +124,12 @@ AVX2 static void q5_0(const uint8_t *b, uint64_t n, float *y)
 AVX2 static void q5_1(const uint8_t *b, uint64_t n, float *y)
 {
     for (uint64_t i = 0; i < n; i++, b += 24, y += 32) {
-        __m256 d = _mm256_set1_ps(hurray__ggml_f16_at(b)),
-               m = _mm256_set1_ps(hurray__ggml_f16_at(b + 2));
+        float mf = hurray__ggml_f16_at(b + 2);
+        __m256 d = _mm256_set1_ps(hurray__ggml_f16_at(b)), m = _mm256_set1_ps(mf);
         uint32_t qh = hurray__le32(b + 4);
         __m128i qs = load16(b + 8);
-        store16_plus(d, m, _mm_or_si128(low_nibbles(qs), fifth_bits(qh, 0)), y);
-        store16_plus(d, m, _mm_or_si128(high_nibbles(qs), fifth_bits(qh, 16)), y + 16);
+        store16_plus(d, m, mf != mf, _mm_or_si128(low_nibbles(qs), fifth_bits(qh, 0)), y);
+        store16_plus(d, m, mf != mf, _mm_or_si128(high_nibbles(qs), fifth_bits(qh, 16)), y + 16);
     }
 }
 

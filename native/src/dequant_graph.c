@@ -49,7 +49,11 @@ static void graph_finish(HurrayDequantJob *job)
 static HurrayStatus graph_prepare(HurrayDequantJob *job)
 {
     HurrayGraphPlan *plan = NULL;
-    HURRAY__TRY(hurray__graph_plan_new(job->desc, job->buffers, job->simd, job->elements, &plan));
+    uint64_t elements = 1; /* the tensor's: the check proved the product fits */
+    for (uint32_t k = 0; k < job->desc->rank; k++) {
+        elements *= job->desc->shape[k];
+    }
+    HURRAY__TRY(hurray__graph_plan_new(job->desc, job->buffers, job->simd, elements, &plan));
     job->scheme_state = plan;
     job->finish = graph_finish;
     return HURRAY_OK;
@@ -63,4 +67,4 @@ static void graph_run(const HurrayDequantJob *job, uint64_t first, uint64_t coun
     hurray__graph_range(plan, 0, HURRAY__G_F32, first, count, out, plan->arena);
 }
 
-const HurrayDequantScheme hurray__dequant_graph = {graph_prepare, graph_run};
+const HurrayDequantScheme hurray__dequant_graph = {NULL, graph_prepare, graph_run};

@@ -13,15 +13,6 @@
 
 #define RUN_MAX 256u
 
-static inline uint64_t param_span(const HurrayDequantJob *job, const HurrayRun *run, uint64_t t)
-{
-    if (job->param_div == 0) {
-        return run->count - t;
-    }
-    uint64_t left = job->param_div - (run->inner + t) % job->param_div;
-    return left < run->count - t ? left : run->count - t;
-}
-
 /* The element of the scale part that holds parameter p (row-major index
  * into the scale matrix). */
 static inline int64_t scale_element(const HurrayDequantJob *job, uint64_t p)
@@ -60,26 +51,26 @@ static void mx_run(const HurrayDequantJob *job, const HurrayRun *run, float *out
 {
     float v[RUN_MAX], s[RUN_MAX];
     const float *g = job->has_global ? &job->global_scale : NULL;
-    hurray__read_f32(&job->values, run->offset, run->stride, run->count, v);
     /* The scales of the run's segments: p, p + param_step, ... */
-    uint64_t first = run->count, length = run->count, segments = 1;
-    uint64_t p = run->param;
-    if (job->param_div != 0) {
-        p += run->inner / job->param_div * job->param_step;
-        first = param_span(job, run, 0);
-        length = job->param_div;
-        if (first < run->count) {
-            segments = 1 + (run->count - first + length - 1) / length;
-        }
-    }
+    HurraySegments seg = hurray__run_segments(job, run);
     if (job->swizzle_cols == 0) {
-        hurray__read_f32(&job->scale, (int64_t)p, (int64_t)job->param_step, segments, s);
+        hurray__read_f32(&job->scale, (int64_t)seg.param, (int64_t)job->param_step, seg.count, s);
     } else {
-        for (uint64_t k = 0; k < segments; k++) {
-            hurray__read_f32(&job->scale, scale_element(job, p + k * job->param_step), 1, 1, s + k);
+        for (uint64_t k = 0; k < seg.count; k++) {
+            int64_t at = scale_element(job, seg.param + k * job->param_step);
+            hurray__read_f32(&job->scale, at, 1, 1, s + k);
         }
     }
-    scaled_segments(v, s, g, first, length, run->count, out, job->simd);
+#if HURRAY__DEQUANT_AVX2
+    int codes = hurray__fused_codes(&job->values);
+    if (job->simd && run->stride == 1 && codes != 0) {
+        hurray__scaled_codes_avx2(job->values.base, run->offset, codes == 2, job->values.table, s,
+                                  g, seg.first, seg.length, run->count, out);
+        return;
+    }
+#endif
+    hurray__read_f32(&job->values, run->offset, run->stride, run->count, v);
+    scaled_segments(v, s, g, seg.first, seg.length, run->count, out, job->simd);
 }
 
 static HurrayStatus mx_prepare(HurrayDequantJob *job)
@@ -108,4 +99,4 @@ static HurrayStatus mx_prepare(HurrayDequantJob *job)
     return HURRAY_OK;
 }
 
-const HurrayDequantScheme hurray__dequant_mx = {mx_prepare, hurray__dequant_walk};
+const HurrayDequantScheme hurray__dequant_mx = {NULL, mx_prepare, hurray__dequant_walk};

@@ -13,9 +13,8 @@ static void plain_run(const HurrayDequantJob *job, const HurrayRun *run, float *
     hurray__read_f32(&job->values, run->offset, run->stride, run->count, out);
 }
 
-static HurrayStatus plain_prepare(HurrayDequantJob *job)
+static HurrayStatus plain_refuse(const HurrayDescriptor *desc)
 {
-    const HurrayDescriptor *desc = job->desc;
     uint32_t dtype = desc->parts[HURRAY_ROLE_VALUES - 1].dtype;
     if (hurray__dtype_kind(dtype) == HURRAY__KIND_COMPLEX) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
@@ -23,11 +22,18 @@ static HurrayStatus plain_prepare(HurrayDequantJob *job)
                             "output type cannot hold",
                             hurray__dtype_name(dtype));
     }
-    hurray__reader_init(&job->values, job->part[HURRAY_ROLE_VALUES - 1], dtype, desc->packing,
-                        desc->byte_order);
+    return HURRAY_OK;
+}
+
+static HurrayStatus plain_prepare(HurrayDequantJob *job)
+{
+    const HurrayDescriptor *desc = job->desc;
+    hurray__reader_init(&job->values, job->part[HURRAY_ROLE_VALUES - 1],
+                        desc->parts[HURRAY_ROLE_VALUES - 1].dtype, desc->packing, desc->byte_order);
     job->run_fn = plain_run;
     hurray__dequant_param_layout(job); /* none: the walk computes no parameter */
     return HURRAY_OK;
 }
 
-const HurrayDequantScheme hurray__dequant_plain = {plain_prepare, hurray__dequant_walk};
+const HurrayDequantScheme hurray__dequant_plain = {plain_refuse, plain_prepare,
+                                                   hurray__dequant_walk};

@@ -152,7 +152,12 @@ void hurray__reader_init(HurrayReader *r, const uint8_t *base, uint32_t dtype, u
     uint32_t bits = hurray__dtype_bits(dtype);
     r->base = base;
     r->table = hurray__code_table(dtype);
+    /* Swap when the elements' byte order is not the host's. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    r->swap = byte_order != HURRAY_BYTE_ORDER_BIG;
+#else
     r->swap = byte_order == HURRAY_BYTE_ORDER_BIG;
+#endif
     r->width = (uint8_t)bits;
     r->mask = bits < 8 ? (uint8_t)((1u << bits) - 1) : 0xFF;
     if (bits <= 8) {
@@ -200,19 +205,18 @@ static inline uint32_t split_code(const HurrayReader *r, int64_t offset)
     return (uint32_t)(byte >> ((e & 16) >> 2)) & 0x0Fu;
 }
 
+/* An element of 2, 4 or 8 bytes at any address, in the host's byte order
+ * or (swap) the other. */
 static inline uint64_t load_bytes(const uint8_t *p, unsigned n, int swap)
 {
-    uint64_t v = 0;
-    if (swap) {
-        for (unsigned i = 0; i < n; i++) {
-            v = (v << 8) | p[i];
-        }
-    } else {
-        for (unsigned i = n; i-- > 0;) {
-            v = (v << 8) | p[i];
-        }
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (n) {
+    case 2: memcpy(&v16, p, 2); return swap ? __builtin_bswap16(v16) : v16;
+    case 4: memcpy(&v32, p, 4); return swap ? __builtin_bswap32(v32) : v32;
+    default: memcpy(&v64, p, 8); return swap ? __builtin_bswap64(v64) : v64;
     }
-    return v;
 }
 
 /* One reader loop per kind, converting to the output type with `CONVERT`

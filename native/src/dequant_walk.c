@@ -21,48 +21,103 @@ void hurray__dequant_param_layout(HurrayDequantJob *job)
 {
     const HurrayDescriptor *desc = job->desc;
     uint32_t rank = desc->rank;
+    uint64_t strides[HURRAY_MAX_RANK], divs[HURRAY_MAX_RANK];
     for (uint32_t k = 0; k < rank; k++) {
-        job->param_strides[k] = 0;
-        job->param_divs[k] = 1;
+        strides[k] = 0;
+        divs[k] = 1;
     }
-    job->param_div = 0;
-    job->param_step = 0;
-    if (rank == 0 || desc->granularity == HURRAY_GRANULARITY_PER_TENSOR ||
-        desc->granularity == HURRAY_GRANULARITY_NONE) {
-        return;
-    }
-    uint32_t axis = desc->axis;
     if (desc->granularity == HURRAY_GRANULARITY_PER_AXIS) {
-        job->param_strides[axis] = 1;
-    } else {
+        strides[desc->axis] = 1;
+    } else if (desc->granularity == HURRAY_GRANULARITY_PER_BLOCK) {
         /* Per block: the parameters have the tensor's shape with the axis
          * divided by the block size, row-major. */
-        job->param_divs[axis] = desc->block_size;
+        divs[desc->axis] = desc->block_size;
         uint64_t step = 1;
         for (uint32_t k = rank; k-- > 0;) {
-            job->param_strides[k] = step;
-            uint64_t dim = desc->shape[k] / job->param_divs[k];
+            strides[k] = step;
+            uint64_t dim = desc->shape[k] / divs[k];
             step *= dim == 0 ? 1 : dim;
         }
     }
-    if (job->param_strides[rank - 1] != 0) {
-        job->param_div = job->param_divs[rank - 1];
-        job->param_step = job->param_strides[rank - 1];
+    /* The walk's dimensions, from the last: a dimension of one element
+     * steps nowhere; one whose values and parameters step as a continuation
+     * of the dimension after it joins it. */
+    uint32_t n = 0; /* built innermost first, reversed below */
+    for (uint32_t k = rank; k-- > 0;) {
+        uint64_t dim = desc->shape[k];
+        int64_t stride = desc->strides[k];
+        if (dim == 1) {
+            continue;
+        }
+        if (n > 0) {
+            uint32_t in = n - 1;
+            int64_t follows;
+            int joins = divs[k] == 1 && job->param_divs[in] == 1 &&
+                        !__builtin_mul_overflow(job->walk_strides[in], (int64_t)job->walk_shape[in],
+                                                &follows) &&
+                        stride == follows &&
+                        strides[k] == job->param_strides[in] * job->walk_shape[in];
+            if (joins) {
+                job->walk_shape[in] *= dim; /* at most the element count: no overflow */
+                continue;
+            }
+        }
+        job->walk_shape[n] = dim;
+        job->walk_strides[n] = stride;
+        job->param_strides[n] = strides[k];
+        job->param_divs[n] = divs[k];
+        n++;
     }
+    for (uint32_t i = 0; i < n / 2; i++) {
+        uint32_t j = n - 1 - i;
+        uint64_t shape = job->walk_shape[i], pstride = job->param_strides[i];
+        uint64_t pdiv = job->param_divs[i];
+        int64_t stride = job->walk_strides[i];
+        job->walk_shape[i] = job->walk_shape[j];
+        job->walk_strides[i] = job->walk_strides[j];
+        job->param_strides[i] = job->param_strides[j];
+        job->param_divs[i] = job->param_divs[j];
+        job->walk_shape[j] = shape;
+        job->walk_strides[j] = stride;
+        job->param_strides[j] = pstride;
+        job->param_divs[j] = pdiv;
+    }
+    job->walk_rank = n;
+    job->param_div = 0;
+    job->param_step = 0;
+    if (n > 0 && job->param_strides[n - 1] != 0) {
+        job->param_div = job->param_divs[n - 1];
+        job->param_step = job->param_strides[n - 1];
+    }
+}
+
+HurraySegments hurray__run_segments(const HurrayDequantJob *job, const HurrayRun *run)
+{
+    HurraySegments seg = {run->param, run->count, run->count, 1};
+    if (job->param_div != 0) {
+        seg.param += run->inner / job->param_div * job->param_step;
+        seg.first = job->param_div - run->inner % job->param_div;
+        seg.length = job->param_div;
+        if (seg.first < run->count) {
+            seg.count = 1 + (run->count - seg.first + seg.length - 1) / seg.length;
+        } else {
+            seg.first = run->count;
+        }
+    }
+    return seg;
 }
 
 void hurray__dequant_walk(const HurrayDequantJob *job, uint64_t first, uint64_t count, float *out)
 {
-    const HurrayDescriptor *desc = job->desc;
-    uint32_t rank = desc->rank;
+    uint32_t rank = job->walk_rank;
     HurrayRun run = {0};
-    if (rank == 0) {
+    if (rank == 0) { /* one element: every dimension of the shape is 1 */
         run.count = 1;
         job->run_fn(job, &run, out);
         return;
     }
-    const uint64_t *shape = desc->shape;
-    const int64_t *strides = desc->strides;
+    const uint64_t *shape = job->walk_shape;
+    const int64_t *strides = job->walk_strides;
     uint32_t last = rank - 1;
     uint64_t index[HURRAY_MAX_RANK];
     uint64_t rest = first;

@@ -123,8 +123,7 @@ static Case strided_case(void)
 }
 
 static Case affine_case(const char *name, uint32_t values, uint32_t packing, uint32_t scale_dtype,
-                        uint32_t zero_dtype, uint32_t granularity, uint32_t axis,
-                        uint64_t block)
+                        uint32_t zero_dtype, uint32_t granularity, uint32_t axis, uint64_t block)
 {
     uint64_t shape[3] = {4, 6, 64};
     Case c = begin_case(name, values, 3, shape);
@@ -168,9 +167,9 @@ static Case mx_case(const char *name, uint32_t values, uint32_t packing, uint32_
     if (swizzled) {
         CHECK_OK(hurray_layout_swizzled_128x4_count(shape[0], cols, &count));
     }
-    CHECK_OK(hurray_descriptor_set_part(
-        c.desc, HURRAY_ROLE_SCALE, scale_dtype, 1, 0,
-        swizzled ? HURRAY_PART_LAYOUT_SWIZZLED_128X4 : HURRAY_PART_LAYOUT_ROW_MAJOR));
+    CHECK_OK(hurray_descriptor_set_part(c.desc, HURRAY_ROLE_SCALE, scale_dtype, 1, 0,
+                                        swizzled ? HURRAY_PART_LAYOUT_SWIZZLED_128X4
+                                                 : HURRAY_PART_LAYOUT_ROW_MAJOR));
     push_random(c.list, count);
     if (global) {
         CHECK_OK(hurray_descriptor_set_part(c.desc, HURRAY_ROLE_GLOBAL_SCALE, HURRAY_DTYPE_FLOAT32,
@@ -190,8 +189,8 @@ static Case ggml_case(uint32_t type, uint64_t rows, uint64_t blocks_per_row)
     char name[64];
     snprintf(name, sizeof name, "ggml %s", hurray_ggml_name(type));
     Case c = begin_case(name, HURRAY_DTYPE_UINT8, 2, shape);
-    CHECK_OK(hurray_descriptor_set_quantization(c.desc, HURRAY_SCHEME_GGML,
-                                                HURRAY_GRANULARITY_NONE, 0, 0, type));
+    CHECK_OK(hurray_descriptor_set_quantization(c.desc, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE,
+                                                0, 0, type));
     push_random(c.list, rows * blocks_per_row * bytes);
     return c;
 }
@@ -238,15 +237,15 @@ static size_t all_cases(Case *out)
     out[n++] = affine_case("affine int8 per tensor", HURRAY_DTYPE_INT8, HURRAY_PACKING_NONE,
                            HURRAY_DTYPE_FLOAT32, HURRAY_DTYPE_INT8, HURRAY_GRANULARITY_PER_TENSOR,
                            0, 0);
-    out[n++] = affine_case("affine uint8 per axis float64", HURRAY_DTYPE_UINT8,
-                           HURRAY_PACKING_NONE, HURRAY_DTYPE_FLOAT64, HURRAY_DTYPE_INT64,
-                           HURRAY_GRANULARITY_PER_AXIS, 1, 0);
+    out[n++] = affine_case("affine uint8 per axis float64", HURRAY_DTYPE_UINT8, HURRAY_PACKING_NONE,
+                           HURRAY_DTYPE_FLOAT64, HURRAY_DTYPE_INT64, HURRAY_GRANULARITY_PER_AXIS, 1,
+                           0);
     out[n++] = affine_case("affine int8 per last axis", HURRAY_DTYPE_INT8, HURRAY_PACKING_NONE,
-                           HURRAY_DTYPE_BFLOAT16, HURRAY_DTYPE_FLOAT32,
-                           HURRAY_GRANULARITY_PER_AXIS, 2, 0);
+                           HURRAY_DTYPE_BFLOAT16, HURRAY_DTYPE_FLOAT32, HURRAY_GRANULARITY_PER_AXIS,
+                           2, 0);
     out[n++] = affine_case("affine int4 per block 32", HURRAY_DTYPE_INT4, HURRAY_PACKING_LSB_FIRST,
-                           HURRAY_DTYPE_FLOAT16, HURRAY_DTYPE_INT8, HURRAY_GRANULARITY_PER_BLOCK,
-                           2, 32);
+                           HURRAY_DTYPE_FLOAT16, HURRAY_DTYPE_INT8, HURRAY_GRANULARITY_PER_BLOCK, 2,
+                           32);
     out[n++] = affine_case("affine uint4 per block axis 1", HURRAY_DTYPE_UINT4,
                            HURRAY_PACKING_PADDED, HURRAY_DTYPE_FLOAT32, 0,
                            HURRAY_GRANULARITY_PER_BLOCK, 1, 3);
@@ -263,12 +262,22 @@ static size_t all_cases(Case *out)
                        HURRAY_DTYPE_FLOAT8_E8M0FNU, 32, 0, 0);
     out[n++] = mx_case("nvfp4 swizzled", HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_PACKING_LSB_FIRST,
                        HURRAY_DTYPE_FLOAT8_E4M3FN, 16, 1, 1);
-    out[n++] = mx_case("nvfp4 row-major padded", HURRAY_DTYPE_FLOAT4_E2M1FN,
-                       HURRAY_PACKING_PADDED, HURRAY_DTYPE_FLOAT8_E4M3FN, 16, 0, 1);
+    out[n++] = mx_case("nvfp4 row-major padded", HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_PACKING_PADDED,
+                       HURRAY_DTYPE_FLOAT8_E4M3FN, 16, 0, 1);
     for (size_t i = 0; i < GGML_TYPE_COUNT; i++) {
         out[n++] = ggml_case(GGML_TYPES[i], 5, 3);
     }
     return n;
+}
+
+/* The digest's cases and one output large enough to be streamed in
+ * every output type. */
+static size_t digest_cases(Case *out)
+{
+    size_t n = all_cases(out);
+    out[n] = ggml_case(HURRAY_GGML_IQ4_XS, 2048, 9);
+    snprintf(out[n].name, sizeof out[n].name, "ggml iq4_xs, 18 MiB of float32");
+    return n + 1;
 }
 
 #define MAX_CASES 64
@@ -327,7 +336,7 @@ static uint32_t bits_of(float f)
 static void digest(void)
 {
     Case cases[MAX_CASES];
-    size_t n = all_cases(cases);
+    size_t n = digest_cases(cases);
     for (size_t i = 0; i < n; i++) {
         for (int o = 0; o < 3; o++) {
             uint64_t bytes = cases[i].elements * out_size(OUTPUTS[o]);
@@ -372,6 +381,29 @@ static void test_rows(void)
         }
         end_case(c);
     }
+}
+
+/* An output of 8 MiB or more takes the path that streams tiles around the
+ * caches; its row pieces (2 MiB) do not: both must give the same bytes,
+ * at any alignment of the output that its elements allow. */
+static void test_large_output(void)
+{
+    Case c = ggml_case(HURRAY_GGML_Q4_K, 2048, 4 / scale + 1);
+    uint64_t bytes = c.elements * 4, row = c.elements / c.rows;
+    uint8_t *whole = new_out(bytes + 4), *pieces = new_out(bytes);
+    for (uint64_t shift = 0; shift <= 4; shift += 4) {
+        CHECK_OK(hurray_dequantize(c.desc, c.list, HURRAY_DTYPE_FLOAT32, whole + shift, bytes));
+        for (uint64_t first = 0; first < c.rows; first += c.rows / 4) {
+            uint64_t len = c.rows / 4 * row * 4;
+            CHECK_OK(hurray_dequantize_rows(c.desc, c.list, HURRAY_DTYPE_FLOAT32, first, c.rows / 4,
+                                            pieces + first * row * 4, len));
+        }
+        CHECK(memcmp(whole + shift, pieces, bytes) == 0);
+    }
+    check_canary(whole, bytes + 4, bytes + 68);
+    free(whole);
+    free(pieces);
+    end_case(&c);
 }
 
 /* ---- refusals ------------------------------------------------------------------ */
@@ -432,8 +464,8 @@ static void test_refusals(void)
     /* An invalid descriptor, built but never validated. */
     CHECK_OK(hurray_descriptor_set_part(c.desc, HURRAY_ROLE_VALUES, HURRAY_DTYPE_INT8, 0, 0,
                                         HURRAY_PART_LAYOUT_ROW_MAJOR));
-    CHECK_FAIL(hurray_dequantize(c.desc, c.list, F32, out, bytes),
-               HURRAY_ERROR_INVALID_DESCRIPTOR, "dtype must be uint8");
+    CHECK_FAIL(hurray_dequantize(c.desc, c.list, F32, out, bytes), HURRAY_ERROR_INVALID_DESCRIPTOR,
+               "dtype must be uint8");
     check_canary(out, 0, bytes + 64);
     free(out);
     end_case(&c);
@@ -456,19 +488,37 @@ static void test_refusals(void)
     push_random(z.list, 32);
     CHECK_FAIL(hurray_dequantize(z.desc, z.list, F32, small, sizeof small),
                HURRAY_ERROR_UNSUPPORTED, "imaginary part");
+    /* Refused even when no element is asked for (the fuzzer's finding). */
+    CHECK_FAIL(hurray_dequantize_rows(z.desc, z.list, F32, 1, 0, NULL, 0), HURRAY_ERROR_UNSUPPORTED,
+               "imaginary part");
     end_case(&z);
 
     /* No elements: nothing to write, out may be NULL. */
     uint64_t empty_shape[2] = {0, 32};
     Case e = begin_case("empty", HURRAY_DTYPE_UINT8, 2, empty_shape);
-    CHECK_OK(hurray_descriptor_set_quantization(e.desc, HURRAY_SCHEME_GGML,
-                                                HURRAY_GRANULARITY_NONE, 0, 0, HURRAY_GGML_Q4_0));
+    CHECK_OK(hurray_descriptor_set_quantization(e.desc, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE,
+                                                0, 0, HURRAY_GGML_Q4_0));
     push_random(e.list, 0);
     CHECK_OK(hurray_dequantize(e.desc, e.list, F32, NULL, 0));
     CHECK_OK(hurray_dequantize_rows(e.desc, e.list, F32, 0, 0, NULL, 0));
     CHECK_FAIL(hurray_dequantize_rows(e.desc, e.list, F32, 0, 1, NULL, 0),
                HURRAY_ERROR_OUT_OF_RANGE, "tensor's 0 rows");
     end_case(&e);
+
+    /* A GGML code this library does not know (Q8_K, 15; 43, past the last)
+     * is refused by number, as a library older than a code refuses it. */
+    for (int i = 0; i < 2; i++) {
+        Case g = ggml_case(HURRAY_GGML_Q4_0, 1, 1);
+        uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
+        uint64_t len = 0;
+        CHECK_OK(hurray_descriptor_encode(g.desc, bytes, sizeof bytes, &len));
+        bytes[20] = (uint8_t)(i == 0 ? 15 : 43); /* the GGML type field, little-endian */
+        HurrayDescriptor *unknown = NULL;
+        CHECK_FAIL(hurray_descriptor_decode(bytes, len, &unknown), HURRAY_ERROR_UNSUPPORTED,
+                   i == 0 ? "ggml type 15 is unknown" : "ggml type 43 is unknown");
+        CHECK(unknown == NULL);
+        end_case(&g);
+    }
 
     /* A scalar is one row of one element. */
     Case r0 = begin_case("scalar", HURRAY_DTYPE_FLOAT64, 0, NULL);
@@ -511,7 +561,7 @@ static uint16_t ref_f16(uint32_t f)
     }
     double a = (double)(f32_of(f & 0x7FFFFFFFu)); /* exact */
     const double unit = 1.0 / 16777216.0;         /* 2^-24, the half's subnormal step */
-    if (a < 1024.0 * unit) {                       /* below 2^-14: subnormal (or the first normal) */
+    if (a < 1024.0 * unit) {                      /* below 2^-14: subnormal (or the first normal) */
         return (uint16_t)(sign | (uint32_t)round_even(a / unit));
     }
     int p = -14;
@@ -557,7 +607,9 @@ static void test_outputs(void)
         memcpy(&bits, values + 4 * i, 4);
         switch (i % 4) {
         case 0: break; /* random */
-        case 1: bits = (bits & 0x8000FFFFu) | ((0x33u + i % 0x15u) << 23) | (bits & 0x7FE000u); break;
+        case 1:
+            bits = (bits & 0x8000FFFFu) | ((0x33u + i % 0x15u) << 23) | (bits & 0x7FE000u);
+            break;
         case 2: bits = (bits & 0x80000000u) | 0x477FE000u | (i & 0x1FFFu); break;
         default: bits = (bits & 0xFFFF0000u) | (i & 1 ? 0x8000u : 0x7FFFu); break;
         }
@@ -598,8 +650,8 @@ static void test_q1_q2_by_hand(void)
     /* Q1_0: d = 0.75 (fp16 0x3A00); bit j of byte j / 8, LSB first: +d or -d. */
     uint64_t shape[1] = {128};
     Case c = begin_case("q1_0", HURRAY_DTYPE_UINT8, 1, shape);
-    CHECK_OK(hurray_descriptor_set_quantization(c.desc, HURRAY_SCHEME_GGML,
-                                                HURRAY_GRANULARITY_NONE, 0, 0, HURRAY_GGML_Q1_0));
+    CHECK_OK(hurray_descriptor_set_quantization(c.desc, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE,
+                                                0, 0, HURRAY_GGML_Q1_0));
     uint8_t *block = push_random(c.list, 18);
     put_f16(block, 0x3A00);
     for (int k = 0; k < 16; k++) {
@@ -616,8 +668,8 @@ static void test_q1_q2_by_hand(void)
     /* Q2_0: d = -2 (0xC000); two bits per element, LSB first; (q - 1) * d. */
     uint64_t shape2[1] = {64};
     Case q = begin_case("q2_0", HURRAY_DTYPE_UINT8, 1, shape2);
-    CHECK_OK(hurray_descriptor_set_quantization(q.desc, HURRAY_SCHEME_GGML,
-                                                HURRAY_GRANULARITY_NONE, 0, 0, HURRAY_GGML_Q2_0));
+    CHECK_OK(hurray_descriptor_set_quantization(q.desc, HURRAY_SCHEME_GGML, HURRAY_GRANULARITY_NONE,
+                                                0, 0, HURRAY_GGML_Q2_0));
     block = push_random(q.list, 18);
     put_f16(block, 0xC000);
     for (int k = 0; k < 16; k++) {
@@ -656,8 +708,7 @@ static void *dequantize_slice(void *arg)
     uint64_t row = s->c->elements / s->c->rows;
     for (int repeat = 0; repeat < 4; repeat++) {
         s->status = hurray_dequantize_rows(s->c->desc, s->c->list, HURRAY_DTYPE_FLOAT32, s->first,
-                                           s->count, s->out + s->first * row,
-                                           s->count * row * 4);
+                                           s->count, s->out + s->first * row, s->count * row * 4);
         if (s->status != HURRAY_OK) {
             break;
         }
@@ -726,6 +777,7 @@ int main(int argc, char **argv)
     test_refusals();
     test_q1_q2_by_hand();
     test_outputs();
+    test_large_output();
     for (unsigned long round = 0; round < 8 / scale + 1; round++) {
         test_rows();
     }

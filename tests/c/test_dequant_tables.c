@@ -196,7 +196,7 @@ static void test_paths_agree(void)
         CHECK_OK(hurray_buffer_from_ptr(data, blocks * bytes, release_free, data, &buf));
         CHECK_OK(hurray_buffer_list_push(list, &buf));
         for (int o = 0; o < 3; o++) {
-            uint32_t out_dtype = o == 0 ? HURRAY_DTYPE_FLOAT32
+            uint32_t out_dtype = o == 0   ? HURRAY_DTYPE_FLOAT32
                                  : o == 1 ? HURRAY_DTYPE_FLOAT16
                                           : HURRAY_DTYPE_BFLOAT16;
             uint64_t len = shape[0] * (o == 0 ? 4 : 2);

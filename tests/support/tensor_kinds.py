@@ -14,8 +14,34 @@ from hurray import Descriptor, Part, Tensor
 from hurray.bridges.numpy import pack_tensor
 
 RNG_SEED = 20261201
-GGML_NAMES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "Q4_K", "Q6_K"]
-QUANTIZABLE = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4"]
+# Every GGML type gguf-py 0.19 dequantizes (Q1_0 and Q2_0, which it cannot, are
+# tested against their formulas in test_quant_ggml.py).
+GGML_NAMES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "Q4_K", "Q6_K", "Q2_K", "Q3_K", "Q5_K",
+              "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M", "IQ4_NL", "IQ4_XS",
+              "TQ1_0", "TQ2_0", "NVFP4"]
+QUANTIZABLE = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "TQ1_0", "TQ2_0"]
+# Where each block keeps its fp16 scales (byte offsets); IQ1_M spreads its
+# one over the top nibbles of four words (IQ1M_SCALE_WORDS), MXFP4 and NVFP4
+# have 8-bit scales.
+F16_FIELDS = {
+    "Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q8_0": [0], "Q2_K": [80, 82], "Q3_K": [108],
+    "Q4_K": [0, 2], "Q5_K": [0, 2], "Q6_K": [208], "IQ2_XXS": [0], "IQ2_XS": [0], "IQ2_S": [0],
+    "IQ3_XXS": [0], "IQ3_S": [0], "IQ1_S": [0], "IQ4_NL": [0], "IQ4_XS": [0], "TQ1_0": [52], "TQ2_0": [64],
+    "Q1_0": [0], "Q2_0": [0], "IQ1_M": [], "MXFP4": [], "NVFP4": [],
+}
+IQ1M_SCALE_WORDS = 48  # IQ1_M: the fp16 scale is the top nibbles of the u16 words at 48, 50, 52, 54
+
+
+def set_f16_scales(blocks, name, values):
+    """Write the fp16 `values` (one per block) into every fp16 scale of `name`'s blocks."""
+    bits = np.asarray(values, np.float16).view(np.uint16)
+    for at in F16_FIELDS[name]:
+        blocks[:, at:at + 2] = bits.view(np.uint8).reshape(-1, 2)
+    if name == "IQ1_M":
+        words = blocks[:, IQ1M_SCALE_WORDS:IQ1M_SCALE_WORDS + 8].copy().view(np.uint16) & np.uint16(0x0FFF)
+        for k in range(4):
+            words[:, k] |= ((bits >> np.uint16(4 * k)) & np.uint16(0xF)) << np.uint16(12)
+        blocks[:, IQ1M_SCALE_WORDS:IQ1M_SCALE_WORDS + 8] = words.view(np.uint8)
 
 
 def _rng(name):
@@ -35,10 +61,7 @@ def ggml_blocks(name, rows=2, blocks_per_row=2):
         return gguf.quants.quantize(weights(name, shape), GGMLQuantizationType[name]), shape
     rng = _rng(name)
     blocks = rng.integers(0, 256, (rows * blocks_per_row, size), dtype=np.uint8)
-    at = {"Q4_K": [0, 2], "Q6_K": [208]}[name]
-    for offset in at:
-        d = (rng.standard_normal(len(blocks)) * 0.05).astype(np.float16)
-        blocks[:, offset:offset + 2] = d.view(np.uint8).reshape(-1, 2)
+    set_f16_scales(blocks, name, rng.standard_normal(len(blocks)) * 0.05)
     return blocks.reshape(rows, -1), shape
 
 

@@ -132,9 +132,26 @@ pub const HURRAY_GGML_Q4_1: u32 = 3;
 pub const HURRAY_GGML_Q5_0: u32 = 6;
 pub const HURRAY_GGML_Q5_1: u32 = 7;
 pub const HURRAY_GGML_Q8_0: u32 = 8;
+pub const HURRAY_GGML_Q2_K: u32 = 10;
+pub const HURRAY_GGML_Q3_K: u32 = 11;
 pub const HURRAY_GGML_Q4_K: u32 = 12;
+pub const HURRAY_GGML_Q5_K: u32 = 13;
 pub const HURRAY_GGML_Q6_K: u32 = 14;
+pub const HURRAY_GGML_IQ2_XXS: u32 = 16;
+pub const HURRAY_GGML_IQ2_XS: u32 = 17;
+pub const HURRAY_GGML_IQ3_XXS: u32 = 18;
+pub const HURRAY_GGML_IQ1_S: u32 = 19;
+pub const HURRAY_GGML_IQ4_NL: u32 = 20;
+pub const HURRAY_GGML_IQ3_S: u32 = 21;
+pub const HURRAY_GGML_IQ2_S: u32 = 22;
+pub const HURRAY_GGML_IQ4_XS: u32 = 23;
+pub const HURRAY_GGML_IQ1_M: u32 = 29;
+pub const HURRAY_GGML_TQ1_0: u32 = 34;
+pub const HURRAY_GGML_TQ2_0: u32 = 35;
 pub const HURRAY_GGML_MXFP4: u32 = 39;
+pub const HURRAY_GGML_NVFP4: u32 = 40;
+pub const HURRAY_GGML_Q1_0: u32 = 41;
+pub const HURRAY_GGML_Q2_0: u32 = 42;
 
 /// `enum HurrayNodeKind` codes (descriptor encoding version 2).
 pub const HURRAY_NODE_STORED: u32 = 1;
@@ -489,6 +506,24 @@ extern "C" {
         out_strides: *mut i64,
     ) -> HurrayStatus;
     pub fn hurray_layout_swizzled_128x4_count(rows: u64, cols: u64, out: *mut u64) -> HurrayStatus;
+
+    // ---- dequantization
+    pub fn hurray_dequantize(
+        desc: *const HurrayDescriptor,
+        buffers: *const HurrayBufferList,
+        out_dtype: u32,
+        out: *mut c_void,
+        out_len: u64,
+    ) -> HurrayStatus;
+    pub fn hurray_dequantize_rows(
+        desc: *const HurrayDescriptor,
+        buffers: *const HurrayBufferList,
+        out_dtype: u32,
+        first_row: u64,
+        row_count: u64,
+        out: *mut c_void,
+        out_len: u64,
+    ) -> HurrayStatus;
 
     // ---- HurrayTensorContext
     pub fn hurray_tensor_context_new(

@@ -1,6 +1,7 @@
 //! `Tensor`: a validated pair of buffer list and context, with its
 //! descriptor decoded — what a capsule carries, owned.
 use crate::buffer::BufferList;
+use crate::codes::Dtype;
 use crate::context::{checked_version, TensorContext};
 use crate::descriptor::Descriptor;
 use crate::error::{Error, Result};
@@ -148,6 +149,84 @@ impl Tensor {
         &self.context
     }
 
+    /// The real values, as float32, in row-major order of the logical
+    /// shape, into `out` (at least the tensor's element count): the
+    /// library's reference formulas, bit for bit (`hurray_dequantize`).
+    pub fn dequantize_into(&self, out: &mut [f32]) -> Result<()> {
+        let len = std::mem::size_of_val(out) as u64;
+        // SAFETY: the descriptor and list are live and were checked
+        // together; `out` is writable for `len` bytes and aligned for f32.
+        crate::error::check(unsafe {
+            sys::hurray_dequantize(
+                self.descriptor.as_ptr(),
+                self.list.as_ptr(),
+                sys::HURRAY_DTYPE_FLOAT32,
+                out.as_mut_ptr().cast(),
+                len,
+            )
+        })
+    }
+
+    /// The same as 16-bit floats: `dtype` is `Dtype::FLOAT16` or
+    /// `Dtype::BFLOAT16`, and each value is the float32 one rounded once,
+    /// to nearest even, as bits.
+    pub fn dequantize_into_u16(&self, dtype: Dtype, out: &mut [u16]) -> Result<()> {
+        half_dtype(dtype)?;
+        let len = std::mem::size_of_val(out) as u64;
+        // SAFETY: as in dequantize_into, aligned for u16.
+        crate::error::check(unsafe {
+            sys::hurray_dequantize(
+                self.descriptor.as_ptr(),
+                self.list.as_ptr(),
+                dtype.0,
+                out.as_mut_ptr().cast(),
+                len,
+            )
+        })
+    }
+
+    /// Rows `first_row .. first_row + row_count` only, as float32: a row is
+    /// one index of the first axis (a scalar is one row of one element).
+    pub fn dequantize_rows_into(&self, first_row: u64, row_count: u64, out: &mut [f32]) -> Result<()> {
+        let len = std::mem::size_of_val(out) as u64;
+        // SAFETY: as in dequantize_into.
+        crate::error::check(unsafe {
+            sys::hurray_dequantize_rows(
+                self.descriptor.as_ptr(),
+                self.list.as_ptr(),
+                sys::HURRAY_DTYPE_FLOAT32,
+                first_row,
+                row_count,
+                out.as_mut_ptr().cast(),
+                len,
+            )
+        })
+    }
+
+    /// Rows as 16-bit floats (`Dtype::FLOAT16` or `Dtype::BFLOAT16`).
+    pub fn dequantize_rows_into_u16(
+        &self,
+        dtype: Dtype,
+        first_row: u64,
+        row_count: u64,
+        out: &mut [u16],
+    ) -> Result<()> {
+        half_dtype(dtype)?;
+        let len = std::mem::size_of_val(out) as u64;
+        // SAFETY: as in dequantize_into, aligned for u16.
+        crate::error::check(unsafe {
+            sys::hurray_dequantize_rows(
+                self.descriptor.as_ptr(),
+                self.list.as_ptr(),
+                dtype.0,
+                first_row,
+                row_count,
+                out.as_mut_ptr().cast(),
+                len,
+            )
+        })
+    }
+
     /// Gives both handles back, undestroyed: (list, context).
     pub fn into_raw(self) -> (*mut sys::HurrayBufferList, *mut sys::HurrayTensorContext) {
         let Tensor { descriptor, list, context } = self;
@@ -156,6 +235,18 @@ impl Tensor {
     }
 }
 
+
+/// The 16-bit output types: refused here, by name, rather than handed to C
+/// with a slice of the wrong width.
+fn half_dtype(dtype: Dtype) -> Result<()> {
+    if dtype == Dtype::FLOAT16 || dtype == Dtype::BFLOAT16 {
+        return Ok(());
+    }
+    Err(Error::new(
+        sys::HURRAY_ERROR_INVALID_ARGUMENT,
+        format!("a u16 output holds float16 or bfloat16, not {dtype}"),
+    ))
+}
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

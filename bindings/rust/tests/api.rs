@@ -290,3 +290,91 @@ fn shared_memory_crosses_marked_read_only_and_writable_memory_is_lent_mutably() 
     writable.buffer_mut(0).expect("writable")[0] = 0xff;
     assert_eq!(writable.buffer(0).expect("buffer 0")[0], 0xff);
 }
+
+/// One Q4_0 block over 32 elements: d = 0.5 (fp16 0x3800); byte j holds
+/// element j (low nibble) and j + 16 (high): y = (q - 8) * d.
+fn q4_0_tensor(rows: u64) -> Tensor {
+    let mut descriptor = Descriptor::new(Dtype::UINT8, &[rows, 32]).expect("descriptor");
+    descriptor
+        .set_quantization(Quantization {
+            scheme: Scheme::GGML,
+            granularity: Granularity::NONE,
+            axis: 0,
+            block_size: 0,
+            ggml_type: GgmlType::Q4_0,
+        })
+        .expect("ggml");
+    let mut bytes = Vec::new();
+    for row in 0..rows {
+        bytes.extend_from_slice(&[0x00, 0x38]);
+        bytes.extend((0..16u8).map(|j| (j + row as u8) % 16 | (15 - j) << 4));
+    }
+    Tensor::new(&descriptor, &[&bytes]).expect("tensor")
+}
+
+#[test]
+fn dequantize_into_writes_the_reference_values() {
+    let t = q4_0_tensor(2);
+    let mut out = [0f32; 64];
+    t.dequantize_into(&mut out).expect("dequantize");
+    for row in 0..2usize {
+        for j in 0..16usize {
+            let low = ((j + row) % 16) as f32;
+            assert_eq!(out[32 * row + j], (low - 8.0) * 0.5);
+            assert_eq!(out[32 * row + 16 + j], (15.0 - j as f32 - 8.0) * 0.5);
+        }
+    }
+    // 16-bit outputs: the float32 values rounded once, as bits.
+    let (mut half, mut brain) = ([0u16; 64], [0u16; 64]);
+    t.dequantize_into_u16(Dtype::FLOAT16, &mut half).expect("float16");
+    t.dequantize_into_u16(Dtype::BFLOAT16, &mut brain).expect("bfloat16");
+    assert_eq!(half[0], 0xC400); // -4.0
+    for (value, bits) in out.iter().zip(brain.iter()) {
+        assert_eq!((value.to_bits() >> 16) as u16, *bits); // exact in bfloat16
+    }
+}
+
+#[test]
+fn row_ranges_give_the_bytes_of_the_whole() {
+    let t = q4_0_tensor(5);
+    let mut whole = [0f32; 160];
+    t.dequantize_into(&mut whole).expect("whole");
+    let mut pieces = [0f32; 160];
+    t.dequantize_rows_into(0, 2, &mut pieces[..64]).expect("rows 0-1");
+    t.dequantize_rows_into(2, 3, &mut pieces[64..]).expect("rows 2-4");
+    assert_eq!(whole, pieces);
+    let mut halves = [0u16; 32];
+    t.dequantize_rows_into_u16(Dtype::BFLOAT16, 4, 1, &mut halves).expect("one row as bfloat16");
+    assert_eq!(halves[0], (whole[128].to_bits() >> 16) as u16);
+}
+
+#[test]
+fn dequantize_refusals_are_errors() {
+    let t = q4_0_tensor(2);
+    let mut short = [0f32; 63];
+    let err = t.dequantize_into(&mut short).expect_err("too small");
+    assert_eq!(err.name(), "HURRAY_ERROR_BUFFER_TOO_SMALL");
+    assert!(err.message().contains("out_len"), "{}", err.message());
+    let mut one_row = [0f32; 32];
+    let err = t.dequantize_rows_into(2, 1, &mut one_row).expect_err("past the end");
+    assert_eq!(err.name(), "HURRAY_ERROR_OUT_OF_RANGE");
+    let mut halves = [0u16; 64];
+    let err = t.dequantize_into_u16(Dtype::INT16, &mut halves).expect_err("not a 16-bit float");
+    assert_eq!(err.status(), sys::HURRAY_ERROR_INVALID_ARGUMENT);
+    assert!(halves.iter().all(|&h| h == 0), "a refusal wrote output");
+}
+
+#[test]
+fn every_ggml_type_of_the_header_has_its_block() {
+    let names = [
+        "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq2_xxs", "iq2_xs",
+        "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s", "iq2_s", "iq4_xs", "iq1_m", "tq1_0", "tq2_0", "mxfp4", "nvfp4",
+        "q1_0", "q2_0",
+    ];
+    for name in names {
+        let ggml = GgmlType::from_name(name).expect(name);
+        let (elements, bytes) = ggml.block().expect(name);
+        assert!(elements >= 32 && bytes > 0, "{name}");
+    }
+    assert_eq!(GgmlType::IQ4_XS.block().expect("iq4_xs"), (256, 136));
+}

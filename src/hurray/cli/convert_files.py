@@ -1,8 +1,9 @@
-"""``python -m hurray convert IN OUT``: between .gguf, .safetensors and .hurray files, by extension.
+"""``python -m hurray convert IN OUT [--dtype bfloat16]``: between .gguf, .safetensors and .hurray files, by extension.
 
-Exit status 0 when OUT was written; 1 when the conversion was refused (the
-message names the tensor and why) and OUT is untouched. A progress bar
-shows on a terminal.
+With ``--dtype`` (float32, float16 or bfloat16) every quantized tensor is
+dequantized into a plain one of that type on the way. Exit status 0 when OUT
+was written; 1 when the conversion was refused (the message names the tensor
+and why) and OUT is untouched. A progress bar shows on a terminal.
 """
 import argparse
 import sys
@@ -11,6 +12,7 @@ from typing import Optional, TextIO
 from ._progress import Bar
 from ..formats.conversion import convert
 from ..errors import HurrayError
+from ..quant.dequantizers import OUTPUT_DTYPES
 
 NAME = "convert"
 HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension)"
@@ -28,6 +30,8 @@ Exit status: 0 when the target was written; 1 when refused.
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="the file to read (.gguf, .safetensors or .hurray)")
     parser.add_argument("target", help="the file to write (.gguf, .safetensors or .hurray); replaced atomically")
+    parser.add_argument("--dtype", choices=sorted(OUTPUT_DTYPES), default=None,
+                        help="dequantize every quantized tensor into a plain one of this type")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, even on a terminal")
 
 
@@ -35,7 +39,8 @@ def run(args: argparse.Namespace, stderr: Optional[TextIO] = None) -> int:
     stderr = sys.stderr if stderr is None else stderr
     bar = Bar(f"{args.source} -> {args.target}", stderr)
     try:
-        convert(args.source, args.target, progress=None if args.quiet else bar)
+        convert(args.source, args.target, dtype=getattr(args, "dtype", None),
+                progress=None if args.quiet else bar)
     except HurrayError as exc:
         print(f"hurray convert: {exc}", file=stderr)
         return 1

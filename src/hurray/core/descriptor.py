@@ -10,7 +10,8 @@ reaches (check_spans).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import dtypes as _dtypes
@@ -585,20 +586,20 @@ def reach(shape: Iterable[int], byte_strides: Iterable[int]) -> tuple[int, int]:
     return low, high
 
 
-def check_spans(descriptor: Descriptor, spans: Sequence[tuple[int, int]]) -> None:
-    """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
-    handle = descriptor.handle
+@contextmanager
+def borrowed_list(spans: Sequence[tuple[int, int]]) -> Iterator[Any]:
+    """A HurrayBufferList that borrows `spans` (release NULL: the owner frees
+    the memory), destroyed on leaving the block."""
     box = ffi.new("HurrayBufferList **")
     check(lib.hurray_buffer_list_new(box))
     buf = ffi.new("HurrayBuffer **")
     try:
         for address, nbytes in spans:
-            # release NULL: the list only borrows; the owner frees the memory.
             check(lib.hurray_buffer_from_ptr(ffi.cast("void *", address), nbytes, ffi.NULL, ffi.NULL, buf))
             status = lib.hurray_buffer_list_push(box[0], buf)
             lib.hurray_buffer_destroy(buf)  # no-op once the list took it
             check(status)
-        check(lib.hurray_descriptor_check_buffers(handle, box[0]))
+        yield box[0]
     finally:
         lib.hurray_buffer_list_destroy(box)
 

@@ -294,8 +294,8 @@ class Tensor:
     # and replaces __array__ and buffer above with their C halves
     # (hurray._core), which hand every case they do not serve to these.
     if TYPE_CHECKING:
-        def dequantize(self) -> np.ndarray:
-            """The real values as a new float32 array."""
+        def dequantize(self, dtype: Any = "float32") -> np.ndarray:
+            """The real values as a new array: float32, or float16 or bfloat16 (in C, ADR-055)."""
 
         def to_ggml(self) -> np.ndarray:
             """The GGML block bytes of a scheme-"ggml" tensor."""

@@ -6,6 +6,11 @@ NVFP4 tensors, no strides, ...) or the source cannot give (a GGUF type
 Hurray has no descriptor for) is refused by name before the target is
 touched. Metadata values that are not strings become JSON text in
 safetensors and .hurray files, whose metadata maps strings to strings.
+
+With `dtype` ("float32", "float16" or "bfloat16"), every quantized tensor
+(any scheme but none) is dequantized by the library (ADR-055) into a plain
+tensor of that type first, and the plain ones cross as they are. The
+dequantized tensors are held in memory until the target is written.
 """
 from __future__ import annotations
 
@@ -14,8 +19,10 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Optional
 
+from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
 from ..errors import InvalidArgumentError
+from ..quant.dequantizers import OUTPUT_DTYPES
 from ..io import load, save
 from ..io._tensor_map import FileMapping
 from .gguf_file import load_gguf
@@ -81,14 +88,27 @@ def _tensors(source: Mapping[str, Tensor]) -> dict[str, Tensor]:
     return {name: source[name] for name in source}
 
 
-def convert(source_path: _Path, target_path: _Path, *, progress: _Progress = None) -> None:
+def _dequantized(tensors: dict[str, Tensor], dtype: str) -> dict[str, Tensor]:
+    """Every quantized tensor as a plain one of `dtype`, the plain ones as they are."""
+    if dtype not in OUTPUT_DTYPES:
+        raise InvalidArgumentError(f"convert: dtype must be one of {', '.join(OUTPUT_DTYPES)}, not {dtype!r}")
+    return {name: from_numpy(tensor.dequantize(dtype)) if tensor.descriptor.scheme != "none" else tensor
+            for name, tensor in tensors.items()}
+
+
+def convert(source_path: _Path, target_path: _Path, *, dtype: Optional[str] = None,
+            progress: _Progress = None) -> None:
     """Convert the file at `source_path` into `target_path`; the formats come from the extensions.
 
-    `progress`, if given, is called with (bytes done, bytes in all).
+    `dtype` ("float32", "float16" or "bfloat16"), if given, dequantizes every
+    quantized tensor into a plain one of that type. `progress`, if given, is
+    called with (bytes done, bytes in all).
     """
     target = format_of(target_path)
     with open_model_file(source_path) as source:
         tensors = _tensors(source)
+        if dtype is not None:
+            tensors = _dequantized(tensors, dtype)
         metadata = source.metadata
         if target == ".gguf":
             types = getattr(source, "metadata_types", None)

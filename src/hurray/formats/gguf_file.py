@@ -11,8 +11,8 @@ walk in C, and finding a tensor a binary search, whatever the file's size.
 The key-value store is turned into Python values when `metadata` is first
 read, from the spans C found (strings are checked to be UTF-8 then).
 
-A tensor whose ggml type Hurray has no descriptor for (Q2_K, IQ4_NL, ...)
-is listed like any other; asking for it raises UnsupportedError naming the
+A tensor whose ggml type Hurray has no descriptor for (Q8_K, Q8_1: ggml's
+dot-product intermediates) is listed like any other; asking for it raises UnsupportedError naming the
 type, and the other tensors still load. Its bytes are still checked against
 the file when ggml's table gives their size.
 """

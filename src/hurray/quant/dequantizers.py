@@ -1,87 +1,74 @@
-"""Reference dequantization: any Tensor to a float32 numpy array.
+"""Dequantization: a Tensor's real values, computed by the library in C.
 
-This is the executable statement of layer 3 (docs/impl/descriptor-encoding.md,
-"Quantization"). It favours exactness over speed: every formula is evaluated
-in a stated precision and operation order, so that the results equal the
-reference implementations bit for bit:
+`dequantize` (installed as ``Tensor.dequantize``) calls ``hurray_dequantize``
+(native/src/dequant*.c, ADR-055), the one implementation of every formula of
+layer 3 (docs/impl/descriptor-encoding.md, "Quantization"), which every
+binding shares, bit for bit:
 
-- ``none``: a plain conversion to float32 (round to nearest even for float64
-  and wide integers). Complex types are refused: float32 has no room for
-  the imaginary part (use ``np.asarray(tensor)`` instead).
-- ``affine``: ``(q - zero_point) * scale``, with q, zero point and scale
-  each converted to float64 when the scale part is float64 and to float32
-  otherwise, then the result rounded to float32. This is what PyTorch does
-  (per channel its scales are float64, per tensor float32) and what ONNX
-  DequantizeLinear states; the result is not rounded to the scale's own type.
+- ``none``: a plain conversion (round to nearest even for float64 and wide
+  integers), as numpy's and ml_dtypes' astype. Complex types are refused: a
+  real output has no room for the imaginary part (use ``np.asarray``).
+- ``affine``: ``(q - zero_point) * scale``, q, zero point and scale each
+  converted to float64 when the scale part is float64 and to float32
+  otherwise, then rounded to float32 (PyTorch, ONNX DequantizeLinear).
 - ``microscaling``: ``(v * block_scale) * global_scale`` in float32; an E8M0
   scale of 0xFF is NaN, and products beyond float32 become infinite.
-- ``ggml``: the ggml formulas, as gguf-py evaluates them (see ggml.py).
+- ``ggml``: ggml's formulas, in gguf-py's float32 operation order.
 
-Strides, byte offsets, byte order and packing are honoured through the same
-zero-copy views np.asarray and Tensor.unpack use (``hurray.core._views``); nothing
-is copied beyond the result and the temporaries the arithmetic needs.
+The result is float32, or float16 or bfloat16 rounded once, to nearest even,
+from the float32 value. The call releases the GIL while C works.
+
+`parameter_shape`, `swizzled_index` and `swizzled_count` are the layout facts
+of the parameter parts, which the safetensors reader and the quantizers use.
 """
 from __future__ import annotations
 
+from typing import Any
+
+import ml_dtypes
 import numpy as np
 
+from .._ffi import ffi, lib
 from ..core import _facts
-from ..core import _views
-from ..core import dtypes as _dtypes
-from ..core.descriptor import Descriptor, Part
+from ..core.descriptor import Descriptor, borrowed_list
 from ..core.tensor import Tensor
-from ..errors import InvalidDescriptorError, UnsupportedError
-from .ggml import dequantize_ggml
+from ..errors import InvalidArgumentError, InvalidDescriptorError, check
 
-__all__ = ["dequantize", "parameter_shape", "swizzled_count", "swizzled_index"]
+__all__ = ["OUTPUT_DTYPES", "dequantize", "parameter_shape", "swizzled_count", "swizzled_index"]
 
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
+# Output type name -> (numpy dtype, HurrayDtype code).
+OUTPUT_DTYPES: dict[str, tuple[np.dtype, int]] = {
+    "float32": (np.dtype(np.float32), lib.HURRAY_DTYPE_FLOAT32),
+    "float16": (np.dtype(np.float16), lib.HURRAY_DTYPE_FLOAT16),
+    "bfloat16": (np.dtype(ml_dtypes.bfloat16), lib.HURRAY_DTYPE_BFLOAT16),
+}
 
 
-def dequantize(tensor: Tensor) -> np.ndarray:
-    """Return the real values of `tensor` as a new float32 array of its shape."""
+def _output(dtype: Any) -> tuple[np.dtype, int]:
+    if isinstance(dtype, str) and dtype in OUTPUT_DTYPES:
+        return OUTPUT_DTYPES[dtype]
+    try:
+        numpy = np.dtype(dtype)
+    except TypeError:
+        numpy = None
+    for pair in OUTPUT_DTYPES.values():
+        if numpy == pair[0]:
+            return pair
+    raise InvalidArgumentError(
+        f"dequantize: dtype must be 'float32', 'float16' or 'bfloat16', not {dtype!r}"
+    )
+
+
+def dequantize(tensor: Tensor, dtype: Any = "float32") -> np.ndarray:
+    """The real values of `tensor` as a new array of its shape and `dtype`
+    ("float32", "float16" or "bfloat16"; ml_dtypes' bfloat16 for the last)."""
+    numpy, code = _output(dtype)
     desc = tensor.descriptor
-    scheme = desc.scheme
-    if scheme == "none":
-        return _plain(tensor, desc)
-    if scheme == "affine":
-        return _affine(tensor, desc)
-    if scheme == "microscaling":
-        return _microscaling(tensor, desc)
-    if scheme == "ggml":
-        return dequantize_ggml(tensor)
-    if scheme == "graph":
-        # The dequantizer exists once, in C; its version-2 nodes are not in this build yet.
-        raise UnsupportedError(
-            "dequantize: a graph of nodes (descriptor encoding version 2) is dequantized by the C library's "
-            "dequantizer, which does not read version-2 nodes in this build"
-        )
-    raise UnsupportedError(f"dequantize: scheme {scheme!r} is not known to this build")
-
-
-def _plain(tensor: Tensor, desc: Descriptor) -> np.ndarray:
-    if _is_complex(desc.dtype):
-        raise UnsupportedError(
-            f"dequantize: a {desc.dtype} tensor has an imaginary part that float32 cannot hold; "
-            "use np.asarray(tensor) to read it"
-        )
-    with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf
-        return _read_values(tensor).astype(_F32)
-
-
-def _values_as(tensor: Tensor, desc: Descriptor, precision: np.dtype) -> np.ndarray:
-    """The stored values as numbers of `precision`, refusing complex types."""
-    if _is_complex(desc.dtype):
-        raise UnsupportedError(f"dequantize: values of type {desc.dtype} cannot be quantized values")
-    return _read_values(tensor).astype(precision)
-
-
-def _part(desc: Descriptor, role: str) -> Part:
-    part = desc.parts.get(role)
-    if part is None:
-        raise InvalidDescriptorError(f"dequantize: scheme {desc.scheme} needs a {role} part")
-    return part
+    out = np.empty(tuple(desc.shape), numpy)
+    with borrowed_list(tensor.buffers) as buffers:
+        address = ffi.cast("void *", out.__array_interface__["data"][0])
+        check(lib.hurray_dequantize(desc.handle, buffers, code, address, out.nbytes))
+    return out
 
 
 def parameter_shape(desc: Descriptor) -> tuple[int, ...]:
@@ -105,39 +92,6 @@ def parameter_shape(desc: Descriptor) -> tuple[int, ...]:
     raise InvalidDescriptorError(f"dequantize: granularity {granularity!r} does not fit scheme {desc.scheme}")
 
 
-def _broadcast(params: np.ndarray, desc: Descriptor) -> np.ndarray:
-    """Stretch a parameter array of parameter_shape(desc) over the tensor's shape."""
-    granularity = desc.granularity
-    if granularity == "per_tensor":
-        return params.reshape(())
-    rank = len(desc.shape)
-    if granularity == "per_axis":
-        view_shape = [1] * rank
-        view_shape[desc.axis] = -1
-        return params.reshape(view_shape)
-    return np.repeat(params, desc.block_size, axis=desc.axis)
-
-
-def _affine(tensor: Tensor, desc: Descriptor) -> np.ndarray:
-    scale_part = _part(desc, "scale")
-    pshape = parameter_shape(desc)
-    count = int(np.prod(pshape, dtype=np.int64))
-    scale = _read_parameter(tensor, scale_part, count).reshape(pshape)
-    # Float64 scales are applied in float64 (PyTorch per channel); every
-    # narrower scale type converts exactly to float32, where the rest happens.
-    precision = _F64 if scale.dtype == _F64 else _F32
-    q = _values_as(tensor, desc, precision)
-    scale = _broadcast(scale.astype(precision), desc)
-    zero_part = desc.parts.get("zero_point")
-    if zero_part is not None:
-        zero = _read_parameter(tensor, zero_part, count).reshape(pshape)
-        if _is_complex(zero_part.dtype):
-            raise UnsupportedError("dequantize: a complex zero point is not meaningful")
-        q = q - _broadcast(zero.astype(precision), desc)
-    with np.errstate(over="ignore"):  # beyond float32's range is infinite
-        return (q * scale).astype(_F32)
-
-
 def swizzled_index(rows: int, cols: int) -> np.ndarray:
     """Element index, in a SWIZZLED_128X4 scale part, of every (row, column).
 
@@ -155,87 +109,3 @@ def swizzled_index(rows: int, cols: int) -> np.ndarray:
 def swizzled_count(rows: int, cols: int) -> int:
     """How many scales a SWIZZLED_128X4 part holds: whole padded tiles (the C library's count)."""
     return _facts.swizzled_128x4_count(rows, cols)
-
-
-def _block_scales(tensor: Tensor, desc: Descriptor, part: Part) -> np.ndarray:
-    """The microscaling block scales as an array of parameter_shape(desc)."""
-    pshape = parameter_shape(desc)
-    if part.layout == "row_major":
-        count = int(np.prod(pshape, dtype=np.int64))
-        return _read_parameter(tensor, part, count).reshape(pshape)
-    if part.layout == "swizzled_128x4":
-        if len(desc.shape) != 2 or desc.axis != 1:
-            raise InvalidDescriptorError("dequantize: a swizzled_128x4 scale needs rank 2 and axis 1")
-        rows, cols = pshape
-        stored = _read_parameter(tensor, part, swizzled_count(rows, cols))
-        return stored[swizzled_index(rows, cols)]
-    raise UnsupportedError(f"dequantize: scale layout {part.layout!r} is not known to this build")
-
-
-def _microscaling(tensor: Tensor, desc: Descriptor) -> np.ndarray:
-    if desc.granularity != "per_block":
-        raise InvalidDescriptorError("dequantize: microscaling is per block")
-    values = _values_as(tensor, desc, _F32)
-    scale = _block_scales(tensor, desc, _part(desc, "scale")).astype(_F32)
-    global_part = desc.parts.get("global_scale")
-    with np.errstate(over="ignore"):
-        out = values * _broadcast(scale, desc)
-        if global_part is not None:
-            global_scale = _read_parameter(tensor, global_part, 1).astype(_F32)
-            out = out * global_scale.reshape(())
-    return out
-
-
-# ---- reading stored elements -------------------------------------------
-# Layers 1 and 2 (strides, byte offsets, byte order, packing) are read by
-# _views, as np.asarray and Tensor.unpack read them; here the results become
-# native numbers.
-
-_COMPLEX = frozenset({"complex32", "bcomplex32", "complex64", "complex128"})
-_PURPOSE = "dequantize"
-
-
-def _is_complex(name: str) -> bool:
-    return name in _COMPLEX
-
-
-def _native(array: np.ndarray) -> np.ndarray:
-    """`array` itself when its byte order is the host's, else a native copy."""
-    dt = array.dtype
-    return array if dt.isnative else array.astype(dt.newbyteorder("="))
-
-
-def _read_values(tensor: Tensor) -> np.ndarray:
-    """The values part as a numpy array of the tensor's shape, in a numeric dtype.
-
-    Sub-byte integers come back as int8/uint8 numbers, fp4/fp6 as their
-    ml_dtypes types; everything else in its own numpy dtype, native order.
-    """
-    desc = tensor.descriptor
-    name = desc.dtype
-    bits = desc.bits
-    if bits >= 8:
-        part = desc.parts["values"]
-        dt = _views.element_dtype(name, desc.byte_order, _PURPOSE)
-        return _native(_views.strided(tensor, part.buffer_index, part.byte_offset, dt, desc.shape,
-                                      desc.strides, _PURPOSE))
-    codes = _views.codes(tensor, _PURPOSE) & np.uint8((1 << bits) - 1)
-    return _interpret_codes(codes, name, bits)
-
-
-def _read_parameter(tensor: Tensor, part: Part, count: int) -> np.ndarray:
-    """`count` contiguous elements of a parameter part, as a 1-D native array."""
-    if _dtypes.dtype_bits(part.dtype) < 8:
-        raise UnsupportedError(f"dequantize: a {part.dtype} parameter part has no byte-addressable layout")
-    dt = _views.element_dtype(part.dtype, tensor.descriptor.byte_order, _PURPOSE)
-    return _native(_views.strided(tensor, part.buffer_index, part.byte_offset, dt, (count,), (1,), _PURPOSE))
-
-
-def _interpret_codes(codes: np.ndarray, name: str, bits: int) -> np.ndarray:
-    if name.startswith("float"):
-        return codes.view(_dtypes.dtype_info(name).numpy)  # type: ignore[arg-type]  # every float type has one
-    if name.startswith("uint"):
-        return codes
-    # Two's complement at `bits` bits.
-    signed = codes.astype(np.int8)
-    return np.where(codes >> np.uint8(bits - 1), signed - np.int8(1 << bits), signed).astype(np.int8)

@@ -147,3 +147,40 @@ def test_the_library_flags_keep_a_product_and_a_difference_apart(tmp_path):
     assert _probe(tmp_path, "separate", library) == "separate"
     contracting = [f for f in library if not f.startswith("-ffp-contract")] + ["-ffp-contract=fast"]
     assert _probe(tmp_path, "fused", contracting) == "fused"
+
+
+# ---- a C consumer writes exactly what Tensor.dequantize() returns ----------------
+
+@pytest.fixture(scope="module")
+def dequant_file(tmp_path_factory):
+    return build_installed(C_TESTS / "dequant_file.c", tmp_path_factory.mktemp("dequant_file") / "dequant_file",
+                           STRICT)
+
+
+def _every_scheme():
+    from support.tensor_kinds import kinds
+
+    out = {}
+    for name, make in kinds().items():
+        tensor = make()
+        if not tensor.descriptor.dtype.startswith(("complex", "bcomplex")):
+            out[name] = tensor
+    schemes = {t.descriptor.scheme for t in out.values()}
+    assert schemes == {"none", "affine", "microscaling", "ggml"}, schemes
+    return out
+
+
+def test_a_c_program_writes_the_bytes_tensor_dequantize_returns(dequant_file, tmp_path):
+    tensors = _every_scheme()
+    for name, tensor in tensors.items():
+        desc = tmp_path / f"{name}.desc"
+        desc.write_bytes(tensor.descriptor.encode())
+        buffers = []
+        for i in range(len(tensor.buffers)):
+            path = tmp_path / f"{name}.{i}"
+            path.write_bytes(tensor.buffer(i).tobytes())
+            buffers.append(str(path))
+        for dtype in ("float32", "float16", "bfloat16"):
+            out = tmp_path / f"{name}.{dtype}"
+            run_checked([str(dequant_file), dtype, str(desc), str(out), *buffers], timeout=60)
+            assert out.read_bytes() == tensor.dequantize(dtype).tobytes(), f"{name} as {dtype}"
