@@ -604,6 +604,13 @@ def borrowed_list(spans: Sequence[tuple[int, int]]) -> Iterator[Any]:
         lib.hurray_buffer_list_destroy(box)
 
 
+def check_spans(descriptor: Descriptor, spans: Sequence[tuple[int, int]]) -> None:
+    """Run hurray_descriptor_check_buffers over borrowed views of `spans`."""
+    handle = descriptor.handle
+    with borrowed_list(spans) as buffers:
+        check(lib.hurray_descriptor_check_buffers(handle, buffers))
+
+
 def plain_stored(node: _nodes.Node) -> bool:
     """A stored node whose codes are its values: elements addressing, no
     code offset, codebook or value rule, row-major layout."""
