@@ -74,41 +74,30 @@ typedef __int128 wide;
  * against an independent table. */
 static int ggml_block(uint32_t type, uint64_t *elements, uint64_t *bytes)
 {
-    switch (type) {
-    case HURRAY_GGML_Q4_0:
-        *elements = 32;
-        *bytes = 18;
-        return 1;
-    case HURRAY_GGML_Q4_1:
-        *elements = 32;
-        *bytes = 20;
-        return 1;
-    case HURRAY_GGML_Q5_0:
-        *elements = 32;
-        *bytes = 22;
-        return 1;
-    case HURRAY_GGML_Q5_1:
-        *elements = 32;
-        *bytes = 24;
-        return 1;
-    case HURRAY_GGML_Q8_0:
-        *elements = 32;
-        *bytes = 34;
-        return 1;
-    case HURRAY_GGML_Q4_K:
-        *elements = 256;
-        *bytes = 144;
-        return 1;
-    case HURRAY_GGML_Q6_K:
-        *elements = 256;
-        *bytes = 210;
-        return 1;
-    case HURRAY_GGML_MXFP4:
-        *elements = 32;
-        *bytes = 17;
-        return 1;
-    default: return 0;
+    /* {code, elements, bytes}, as QUANT-FORMATS.md § 8.2 lists them. */
+    static const uint16_t blocks[][3] = {
+        {HURRAY_GGML_Q4_0, 32, 18},     {HURRAY_GGML_Q4_1, 32, 20},
+        {HURRAY_GGML_Q5_0, 32, 22},     {HURRAY_GGML_Q5_1, 32, 24},
+        {HURRAY_GGML_Q8_0, 32, 34},     {HURRAY_GGML_Q2_K, 256, 84},
+        {HURRAY_GGML_Q3_K, 256, 110},   {HURRAY_GGML_Q4_K, 256, 144},
+        {HURRAY_GGML_Q5_K, 256, 176},   {HURRAY_GGML_Q6_K, 256, 210},
+        {HURRAY_GGML_IQ2_XXS, 256, 66}, {HURRAY_GGML_IQ2_XS, 256, 74},
+        {HURRAY_GGML_IQ3_XXS, 256, 98}, {HURRAY_GGML_IQ1_S, 256, 50},
+        {HURRAY_GGML_IQ4_NL, 32, 18},   {HURRAY_GGML_IQ3_S, 256, 110},
+        {HURRAY_GGML_IQ2_S, 256, 82},   {HURRAY_GGML_IQ4_XS, 256, 136},
+        {HURRAY_GGML_IQ1_M, 256, 56},   {HURRAY_GGML_TQ1_0, 256, 54},
+        {HURRAY_GGML_TQ2_0, 256, 66},   {HURRAY_GGML_MXFP4, 32, 17},
+        {HURRAY_GGML_NVFP4, 64, 36},    {HURRAY_GGML_Q1_0, 128, 18},
+        {HURRAY_GGML_Q2_0, 64, 18},
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+        if (blocks[i][0] == type) {
+            *elements = blocks[i][1];
+            *bytes = blocks[i][2];
+            return 1;
+        }
     }
+    return 0;
 }
 
 /* Everything the accessors say, read once. */
