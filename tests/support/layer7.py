@@ -1,6 +1,6 @@
 """The layer-7 C consumer of docs/cookbook/layer-7-c-ffi.md, built for tests that hand it capsules.
 
-The page's ``<!-- c: consumer consumer_so -->`` block is the consumer a C
+The page's ``<!-- c: consumer consumer.c -->`` block is the consumer a C
 user copies; the tests compile exactly that text (one source of truth), with
 the flags ``python -m hurray --cflags --libs`` prints, and call it through
 ctypes. ``describe(capsule)`` is what it reports of a live capsule;
@@ -16,7 +16,7 @@ from pathlib import Path
 from .cbuild import CC, ROOT, hurray_flags, run_checked
 
 PAGE = ROOT / "docs" / "cookbook" / "layer-7-c-ffi.md"
-BLOCK = re.compile(r"<!-- c: consumer consumer_so -->\s*\n```c\n(?P<source>.*?)\n```", re.DOTALL)
+BLOCK = re.compile(r"<!-- c: consumer consumer.c -->\s*\n```c\n(?P<source>.*?)\n```", re.DOTALL)
 
 _api = ctypes.PyDLL(None)  # private function objects: argtypes of our own
 _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", _api))
@@ -27,7 +27,7 @@ _get_context = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyCapsule_
 def consumer():
     """The compiled consumer (ctypes.CDLL), built once per session."""
     match = BLOCK.search(PAGE.read_text(encoding="utf-8"))
-    assert match, f"{PAGE} has no consumer block (<!-- c: consumer consumer_so -->)"
+    assert match, f"{PAGE} has no consumer block (<!-- c: consumer consumer.c -->)"
     workdir = Path(tempfile.mkdtemp(prefix="hurray-layer7-"))
     source = workdir / "consumer.c"
     source.write_text(match.group("source") + "\n", encoding="utf-8")
