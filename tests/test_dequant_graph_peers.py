@@ -549,7 +549,6 @@ def onnx_dequantize(x: np.ndarray, scale: np.ndarray, zp: np.ndarray | None, axi
     """The model's x and zero point initializers (their raw_data is what the
     graph reads) and the reference's output."""
     onnx = need("onnx")
-    from onnx import TensorProto as TP
     from onnx import helper, numpy_helper
     from onnx.reference import ReferenceEvaluator
 

@@ -200,7 +200,6 @@ class Builder:
         b = BITS[dtype]
         node = Stored(dtype, tuple(shape))
         rank = len(shape)
-        count = math.prod(shape)
         choice = rng.random()
         if plain or rank == 0:
             node.strides = tuple(self.layout_strides(list(shape))) if rank and not plain else None

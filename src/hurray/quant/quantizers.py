@@ -151,15 +151,16 @@ def quantize_nvfp4(array: Any, *, global_scale: Optional[float] = None, swizzled
     _granularity(x, axis, 16)
     if global_scale is None:
         amax = np.float32(np.max(np.abs(x), initial=0))
-        global_scale = amax / np.float32(448.0 * 6.0) if amax > 0 else np.float32(1.0)
-    global_scale = np.float32(global_scale)
-    if not np.isfinite(global_scale) or global_scale <= 0:
-        raise InvalidArgumentError(f"quantize_nvfp4: global_scale must be positive and finite, not {global_scale}")
+        gscale = amax / np.float32(448.0 * 6.0) if amax > 0 else np.float32(1.0)
+    else:
+        gscale = np.float32(global_scale)
+    if not np.isfinite(gscale) or gscale <= 0:
+        raise InvalidArgumentError(f"quantize_nvfp4: global_scale must be positive and finite, not {gscale}")
 
     grouped, reduce_axes = _groups(x, "per_block", axis, 16)
     amax = np.max(np.abs(grouped), axis=reduce_axes, initial=0, keepdims=True)
-    block = np.clip(amax / np.float32(6.0) / global_scale, 0, 448.0).astype(ml_dtypes.float8_e4m3fn)
-    step = block.astype(_F32) * global_scale
+    block = np.clip(amax / np.float32(6.0) / gscale, 0, 448.0).astype(ml_dtypes.float8_e4m3fn)
+    step = block.astype(_F32) * gscale
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.where(step > 0, grouped / step, np.float32(0))
     values = np.clip(scaled, -6.0, 6.0).astype(ml_dtypes.float4_e2m1fn).reshape(x.shape)
@@ -172,7 +173,7 @@ def quantize_nvfp4(array: Any, *, global_scale: Optional[float] = None, swizzled
         stored = np.zeros(swizzled_count(rows, cols), ml_dtypes.float8_e4m3fn)
         stored[swizzled_index(rows, cols)] = scales
         scales, layout = stored, "swizzled_128x4"
-    arrays = [np.ascontiguousarray(values), np.ascontiguousarray(scales), np.array([global_scale], _F32)]
+    arrays = [np.ascontiguousarray(values), np.ascontiguousarray(scales), np.array([gscale], _F32)]
     parts = {
         "values": "float4_e2m1fn",
         "scale": ("float8_e4m3fn", 1, 0, layout),
