@@ -514,7 +514,7 @@ static HurrayStatus read_body(Source *s, const uint8_t *header, HurrayFrameLayou
     return HURRAY_OK;
 }
 
-HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
+HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify, uint32_t align_log2,
                                 HurrayBuffer **out_name, HurrayTensorContext **out_context,
                                 HurrayBufferList **out_list, uint64_t *out_checksum,
                                 uint64_t *out_frame_len)
@@ -541,6 +541,11 @@ HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
     HURRAY__TRY(take(&s, header + got, sizeof header - got, "header"));
     HurrayFrameLayout l;
     HURRAY__TRY(hurray__frame_header_decode(header, &l));
+    if (align_log2 != 0 && l.align_log2 != align_log2) {
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "frame: states alignment 2^%u where its file has 2^%u", l.align_log2,
+                            align_log2);
+    }
     if (verify) {
         HURRAY__TRY(hurray__hasher_new(&s.hasher));
         hurray__hasher_update(s.hasher, header, sizeof header);
@@ -596,6 +601,6 @@ HurrayStatus hurray_frame_read(HurrayReadFn read, void *stream, uint32_t flags,
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_frame_read: unknown flags %#x",
                             flags);
     }
-    return hurray__frame_read(read, stream, !(flags & HURRAY_READ_NO_VERIFY), out_name, out_context,
-                              out_list, NULL, NULL);
+    return hurray__frame_read(read, stream, !(flags & HURRAY_READ_NO_VERIFY), 0, out_name,
+                              out_context, out_list, NULL, NULL);
 }
