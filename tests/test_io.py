@@ -233,7 +233,7 @@ def test_kill_during_save_leaves_the_old_file_intact(tmp_path):
         deadline = time.monotonic() + 60
         temps = []
         while time.monotonic() < deadline:
-            temps = [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+            temps = [p for p in tmp_path.iterdir() if ".hurray-tmp-" in p.name]
             if temps and temps[0].stat().st_size > (16 << 20):
                 break
             time.sleep(0.005)
