@@ -16,9 +16,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Buffers are hashed and written (or read and hashed) this many bytes at a
- * time, so the second pass finds the chunk in cache. */
+/* Buffers are hashed (or read and hashed) this many bytes at a time, and
+ * written WRITE_SPAN bytes at a time, so the write finds the bytes the hash
+ * just read in cache while each write is large enough for a file writer to
+ * lay whole 2 MiB regions out in one call (io_atomic.c, ADR-058). */
 #define CHUNK ((uint64_t)1 << 20)
+#define WRITE_SPAN ((uint64_t)8 << 20)
 
 static const uint8_t zeros[4096];
 
@@ -197,8 +200,10 @@ static HurrayStatus emit(Sink *s, const void *data, uint64_t len)
 {
     const uint8_t *p = data;
     while (len > 0) {
-        uint64_t n = len < CHUNK ? len : CHUNK;
-        hurray__hasher_update(s->hasher, p, (size_t)n);
+        uint64_t n = len < WRITE_SPAN ? len : WRITE_SPAN;
+        for (uint64_t at = 0; at < n; at += CHUNK) {
+            hurray__hasher_update(s->hasher, p + at, (size_t)(n - at < CHUNK ? n - at : CHUNK));
+        }
         if (s->write(s->stream, p, n) != 0) {
             return hurray__fail(HURRAY_ERROR_IO, "frame: the stream refused a write of %llu bytes",
                                 (unsigned long long)n);

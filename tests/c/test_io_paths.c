@@ -369,11 +369,11 @@ static void test_refused_write(void)
         signal(SIGXFSZ, SIG_IGN); /* write(2) then fails with EFBIG */
         struct rlimit limit = {.rlim_cur = 1 << 16, .rlim_max = 1 << 16};
         CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
-        static char chunk[1 << 15];
+        static char chunk[4 << 20];
         HurrayAtomicFile *f = NULL;
         CHECK_OK(hurray_atomic_file_open(path_in("big.bin"), &f));
-        CHECK_OK(hurray_atomic_file_write(f, chunk, sizeof chunk));
-        CHECK_FAIL(hurray_atomic_file_write(f, chunk, 3 * sizeof chunk), HURRAY_ERROR_IO,
+        CHECK_OK(hurray_atomic_file_write(f, chunk, 1 << 15)); /* staged: not yet written */
+        CHECK_FAIL(hurray_atomic_file_write(f, chunk, sizeof chunk), HURRAY_ERROR_IO,
                    "File too large");
         CHECK(hurray_last_error_errno() == EFBIG);
         CHECK_FAIL(hurray_atomic_file_finish(f), HURRAY_ERROR_IO, "File too large");
@@ -381,7 +381,7 @@ static void test_refused_write(void)
         CHECK(temporaries(dir) == 0);
         CHECK(access(path_in("big.bin"), F_OK) != 0);
         /* The hurray-io writer says the same, not "the stream refused". */
-        uint64_t shape[1] = {1 << 16};
+        uint64_t shape[1] = {1 << 20};
         HurrayDescriptor *desc = NULL;
         CHECK_OK(hurray_descriptor_new(HURRAY_DTYPE_FLOAT32, 1, shape, &desc));
         uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
@@ -393,7 +393,7 @@ static void test_refused_write(void)
         HurrayBuffer *buf = NULL;
         CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, NULL, NULL, &context));
         CHECK_OK(hurray_buffer_list_new(&list));
-        CHECK_OK(hurray_buffer_new(4 << 16, 64, &buf));
+        CHECK_OK(hurray_buffer_new(4 << 20, 64, &buf));
         CHECK_OK(hurray_buffer_list_push(list, &buf));
         HurrayWriter *w = NULL;
         CHECK_OK(hurray_writer_open(path_in("big.hurray"), 0, &w));
