@@ -3,15 +3,17 @@
  * one routine behind every Hurray writer (hurray_io.h; ADR-039 § 6, ADR-050,
  * ADR-056).
  *
- * The bytes go to a temporary file beside the target, BASE.hurray-tmp-PID-N,
- * created O_EXCL with mode 0666 (so the umask applies, as for any new file)
- * and locked with flock for as long as it exists. finish fdatasyncs it,
- * renames it over the target and fsyncs the directory; until then nothing
- * touches the target, and a reader that has the old file open or mapped
- * keeps the old bytes. A writer that fails, or is destroyed unfinished,
- * removes its temporary; one killed outright leaves it behind, and the next
- * writer in that directory (or `python -m hurray clean`) removes it once
- * nothing holds its lock and no process PID is left.
+ * The bytes go to a temporary file beside the target: where the file system
+ * allows, one with no name (O_TMPFILE), which a writer killed outright
+ * cannot leave behind; else BASE.hurray-tmp-PID-N, created O_EXCL. Either
+ * is made with mode 0666 (so the umask applies, as for any new file) and
+ * locked with flock for as long as it exists. finish fdatasyncs it, names it
+ * (BASE.hurray-tmp-PID-N), renames it over the target and fsyncs the
+ * directory; until then nothing touches the target, and a reader that has
+ * the old file open or mapped keeps the old bytes. A writer that fails, or
+ * is destroyed unfinished, removes its temporary; a named one whose writer
+ * was killed is removed by the next writer in that directory (or `python -m
+ * hurray clean`) once nothing holds its lock and no process PID is left.
  */
 #define _GNU_SOURCE
 #include "io_path.h"
@@ -35,6 +37,7 @@ struct HurrayAtomicFile {
     size_t staged;   /* bytes in stage; the file itself always ends at a region boundary */
     int fd;          /* the temporary; -1 once finished */
     int replaced_fd; /* the file finish renamed over, held until destroy; -1 if none */
+    int named;       /* the temporary has its name on disk (O_TMPFILE's has none until finish) */
     int failed;      /* a write, sync or rename failed: finish refuses */
     int finished;
     int err; /* errno of the first failure, 0 if none */
@@ -71,8 +74,8 @@ static HurrayStatus failed_os(HurrayAtomicFile *f, int err, const char *what)
     if (f->err == 0) {
         f->err = err;
     }
-    return hurray__fail_os(HURRAY_ERROR_IO, err, "cannot %s '%s': %s", what, f->temp,
-                           strerror(err));
+    return hurray__fail_os(HURRAY_ERROR_IO, err, "cannot %s the temporary file of '%s': %s", what,
+                           f->target, strerror(err));
 }
 
 /* ---- the temporary's name ------------------------------------------------ */
@@ -114,25 +117,47 @@ static size_t base_len(const char *base)
     return n;
 }
 
-static HurrayStatus create_temp(HurrayAtomicFile *f, const char *base)
+/* The next temporary name, BASE.hurray-tmp-PID-N beside the target, in f->temp. */
+static void next_name(HurrayAtomicFile *f, size_t room, const char *base)
 {
     static atomic_uint counter;
     size_t prefix = (size_t)(base - f->target);
-    size_t keep = base_len(base);
-    size_t room = prefix + keep + sizeof TEMP_MARK + 48;
+    snprintf(f->temp, room, "%.*s%.*s%s%ld-%u", (int)prefix, f->target, (int)base_len(base), base,
+             TEMP_MARK, (long)getpid(), atomic_fetch_add(&counter, 1));
+}
+
+/* Held until the temporary is renamed or removed: a cleaner that can take
+ * the lock knows the writer is gone. Where flock is not supported the file
+ * is simply not cleaned by others. */
+static void lock(int fd)
+{
+    (void)flock(fd, LOCK_EX | LOCK_NB);
+}
+
+static HurrayStatus create_temp(HurrayAtomicFile *f, const char *base)
+{
+    size_t room = (size_t)(base - f->target) + base_len(base) + sizeof TEMP_MARK + 48;
     f->temp = malloc(room);
     if (f->temp == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_atomic_file_open: cannot allocate");
     }
+    next_name(f, room, base);
+#if defined(O_TMPFILE) && !defined(HURRAY_NO_O_TMPFILE)
+    /* A file with no name in the target's directory: a writer killed
+     * before finish leaves nothing behind, the kernel frees it. finish
+     * links it under a temporary name and renames that over the target.
+     * Where the file system has no O_TMPFILE, a named temporary. */
+    f->fd = open(f->directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (f->fd >= 0) {
+        lock(f->fd);
+        return HURRAY_OK;
+    }
+#endif
     for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(f->temp, room, "%.*s%.*s%s%ld-%u", (int)prefix, f->target, (int)keep, base,
-                 TEMP_MARK, (long)getpid(), atomic_fetch_add(&counter, 1));
         f->fd = open(f->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (f->fd >= 0) {
-            /* Held until the temporary is renamed or removed: a cleaner
-             * that can take the lock knows the writer is gone. Where flock
-             * is not supported the file is simply not cleaned by others. */
-            (void)flock(f->fd, LOCK_EX | LOCK_NB);
+            f->named = 1;
+            lock(f->fd);
             return HURRAY_OK;
         }
         if (errno != EEXIST) {
@@ -141,10 +166,50 @@ static HurrayStatus create_temp(HurrayAtomicFile *f, const char *base)
                                    "hurray_atomic_file_open: cannot create '%s': %s", f->temp,
                                    strerror(err));
         }
+        next_name(f, room, base);
     }
     return hurray__fail_os(HURRAY_ERROR_IO, EEXIST,
                            "hurray_atomic_file_open: no free temporary name beside '%s'",
                            f->target);
+}
+
+/* Gives an O_TMPFILE temporary its name, so that rename can put it in the
+ * target's place: linkat through /proc/self/fd (no privilege needed), else
+ * AT_EMPTY_PATH (which needs CAP_DAC_READ_SEARCH). */
+static HurrayStatus name_temp(HurrayAtomicFile *f)
+{
+    if (f->named) {
+        return HURRAY_OK;
+    }
+    const char *base = strrchr(f->target, '/');
+    base = base == NULL ? f->target : base + 1;
+    size_t room = (size_t)(base - f->target) + base_len(base) + sizeof TEMP_MARK + 48;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
+    int err = 0;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int rc = linkat(AT_FDCWD, proc, AT_FDCWD, f->temp, AT_SYMLINK_FOLLOW);
+#ifdef AT_EMPTY_PATH
+        if (rc != 0 && errno != EEXIST) { /* no /proc: the privileged way */
+            rc = linkat(f->fd, "", AT_FDCWD, f->temp, AT_EMPTY_PATH);
+        }
+#endif
+        if (rc == 0) {
+            f->named = 1;
+            return HURRAY_OK;
+        }
+        err = errno;
+        if (err != EEXIST) {
+            break;
+        }
+        next_name(f, room, base);
+    }
+    f->failed = 1;
+    f->err = f->err ? f->err : err;
+    return hurray__fail_os(HURRAY_ERROR_IO, err,
+                           "hurray_atomic_file_finish: cannot give the temporary file of '%s' a "
+                           "name: %s",
+                           f->target, strerror(err));
 }
 
 /* ---- cleaning ------------------------------------------------------------ */
@@ -437,6 +502,7 @@ HurrayStatus hurray_atomic_file_finish(HurrayAtomicFile *file)
     if (fdatasync(file->fd) != 0) {
         return failed_os(file, errno, "sync");
     }
+    HURRAY__TRY(name_temp(file));
     int held = hold_replaced(file->target);
     if (rename(file->temp, file->target) != 0) {
         int err = errno;
@@ -465,7 +531,7 @@ void hurray_atomic_file_destroy(HurrayAtomicFile **file)
     }
     HurrayAtomicFile *f = *file;
     *file = NULL;
-    if (!f->finished && f->fd >= 0) {
+    if (!f->finished && f->fd >= 0 && f->named) {
         unlink(f->temp); /* while its lock is held: no cleaner can mistake it */
     }
     if (f->fd >= 0) {
@@ -486,7 +552,7 @@ int hurray__atomic_file_errno(const HurrayAtomicFile *file)
     return file->err;
 }
 
-const char *hurray__atomic_file_temp_path(const HurrayAtomicFile *file)
+const char *hurray__atomic_file_target(const HurrayAtomicFile *file)
 {
-    return file->temp;
+    return file->target;
 }

@@ -31,7 +31,7 @@ char *hurray__path_copy(const char *s);
  * operating system said. */
 int hurray__atomic_file_errno(const HurrayAtomicFile *file);
 
-/* The temporary file's path (for messages). */
-const char *hurray__atomic_file_temp_path(const HurrayAtomicFile *file);
+/* The path the file replaces, after its symlinks (for messages). */
+const char *hurray__atomic_file_target(const HurrayAtomicFile *file);
 
 #endif /* HURRAY_IO_PATH_H */

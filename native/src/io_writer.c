@@ -252,8 +252,9 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
         if (err != 0) {
             /* The frame writer only saw the callback fail; say what the
              * operating system said (No space left on device, ...). */
-            return hurray__fail_os(HURRAY_ERROR_IO, err, "hurray_writer_add: cannot write '%s': %s",
-                                   hurray__atomic_file_temp_path(writer->file), strerror(err));
+            return hurray__fail_os(HURRAY_ERROR_IO, err,
+                                   "hurray_writer_add: cannot write the temporary file of '%s': %s",
+                                   hurray__atomic_file_target(writer->file), strerror(err));
         }
         return status;
     }

@@ -350,7 +350,9 @@ static void test_writer_refusals(void)
     CHECK_FAIL(hurray_writer_open(path, 0x80, &w), HURRAY_ERROR_INVALID_ARGUMENT, "flags");
     CHECK_FAIL(hurray_writer_open(NULL, 0, &w), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
     CHECK_OK(hurray_writer_open(path, 0, &w));
-    CHECK(temp_files_in_dir() == 1);
+    /* The temporary has no name where the file system has O_TMPFILE,
+     * BASE.hurray-tmp-PID-N where it has not (tests/c/test_io_paths.c). */
+    CHECK(temp_files_in_dir() <= 1);
     CHECK_OK(hurray_writer_add(w, "a", 1, a.context, a.list));
     CHECK_FAIL(hurray_writer_add(w, "a", 1, a.context, a.list), HURRAY_ERROR_INVALID_ARGUMENT,
                "already added");

@@ -231,7 +231,9 @@ static void test_temporaries(void)
     const char *path = path_in("t.bin");
     HurrayAtomicFile *f = NULL;
     CHECK_OK(hurray_atomic_file_open(path, &f));
-    CHECK(temporaries(dir) == 1);
+    /* Where the file system has O_TMPFILE the temporary has no name until
+     * finish (a killed writer leaves nothing); else, and in the build that
+     * turns it off (HURRAY_NO_O_TMPFILE), it is BASE.hurray-tmp-PID-N. */
     char expected[128];
     snprintf(expected, sizeof expected, "t.bin.hurray-tmp-%ld-", (long)getpid());
     DIR *d = opendir(dir);
@@ -241,7 +243,13 @@ static void test_temporaries(void)
         named += strncmp(entry->d_name, expected, strlen(expected)) == 0;
     }
     closedir(d);
+    CHECK(named == temporaries(dir));
+#ifdef HURRAY_NO_O_TMPFILE
     CHECK(named == 1);
+#else
+    CHECK(named <= 1);
+    printf("test_io_paths: the temporary is %s\n", named ? "named (no O_TMPFILE here)" : "unnamed");
+#endif
     CHECK_OK(hurray_atomic_file_write(f, "abc", 3));
     hurray_atomic_file_destroy(&f); /* unfinished: removed, the target never made */
     CHECK(temporaries(dir) == 0);
