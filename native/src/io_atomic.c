@@ -147,7 +147,10 @@ static HurrayStatus create_temp(HurrayAtomicFile *f, const char *base)
      * before finish leaves nothing behind, the kernel frees it. finish
      * links it under a temporary name and renames that over the target.
      * Where the file system has no O_TMPFILE, a named temporary. */
-    f->fd = open(f->directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    f->fd = -1;
+    if (access("/proc/self/fd", F_OK) == 0) { /* linking it at finish needs /proc */
+        f->fd = open(f->directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    }
     if (f->fd >= 0) {
         lock(f->fd);
         return HURRAY_OK;
