@@ -88,4 +88,4 @@ fuzz:
 SOAK_TRIPS ?= 100000
 .PHONY: soak
 soak: install
-	HURRAY_SOAK_TRIPS=$(SOAK_TRIPS) $(PY) -m pytest -p no:doctest -q tests/test_soak.py
+	HURRAY_SOAK_TRIPS=$(SOAK_TRIPS) $(PY) -m pytest -p no:doctest -q tests/test_bridges_protocol_soak.py

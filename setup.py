@@ -2,8 +2,8 @@
 
 `pip install .` compiles native/src/*.c into hurray/_native/lib/libhurray.so,
 copies hurray.h, hurray_io.h and hurray_gguf.h to hurray/_native/include/, then builds the cffi module
-hurray._ffi and the C extensions (hurray._protocol, _core, _pickle, _dlpack) against that same library,
-found at run time through an $ORIGIN-relative rpath.
+hurray._ffi and the C extensions (hurray._protocol, _core, _pickle, _dlpack; sources in
+src/hurray/_ext/) against that same library, found at run time through an $ORIGIN-relative rpath.
 """
 import glob
 import os
@@ -17,6 +17,9 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 NATIVE_INCLUDE = os.path.join(ROOT, "native", "include")
 NATIVE_SOURCES = sorted(glob.glob(os.path.join(ROOT, "native", "src", "*.c")))
 C_FLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-fPIC", "-pthread"]
+EXT = "src/hurray/_ext/"
+RUNTIME = EXT + "_pyruntime.c"
+EXT_FLAGS = ["-std=c11", "-Wall", "-Wextra"]
 
 
 class BuildWithLibhurray(build_ext):
@@ -59,29 +62,32 @@ class BuildWithLibhurray(build_ext):
 setup(
     cffi_modules=["native/cffi_build.py:ffibuilder"],
     ext_modules=[
+        # Their C sources live in src/hurray/_ext/ (not a package); each is
+        # linked with the one CPython runtime, _pyruntime.c.
         Extension(
             "hurray._protocol",
-            sources=["src/hurray/_protocol.c", "src/hurray/_pyruntime.c"],
-            depends=["src/hurray/_pyruntime.h", "src/hurray/_protocol_api.h"],
-            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+            sources=[EXT + "_protocol.c", RUNTIME],
+            depends=[EXT + "_pyruntime.h", EXT + "_protocol_api.h"],
+            extra_compile_args=EXT_FLAGS,
         ),
         Extension(
             "hurray._core",
-            sources=["src/hurray/_core.c"],
-            depends=["src/hurray/_protocol_api.h", "src/hurray/_pyruntime.h"],
+            sources=[EXT + "_core.c", RUNTIME],
+            depends=[EXT + "_protocol_api.h", EXT + "_pyruntime.h"],
             include_dirs=[numpy.get_include()],
-            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+            extra_compile_args=EXT_FLAGS,
         ),
         Extension(
             "hurray._pickle",
-            sources=["src/hurray/_pickle.c"],
-            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+            sources=[EXT + "_pickle.c", RUNTIME],
+            depends=[EXT + "_pyruntime.h"],
+            extra_compile_args=EXT_FLAGS,
         ),
         Extension(
             "hurray._dlpack",
-            sources=["src/hurray/_dlpack.c", "src/hurray/_pyruntime.c"],
-            depends=["src/hurray/_pyruntime.h", "src/hurray/third_party/dlpack/dlpack.h"],
-            extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+            sources=[EXT + "_dlpack.c", RUNTIME],
+            depends=[EXT + "_pyruntime.h", EXT + "third_party/dlpack/dlpack.h"],
+            extra_compile_args=EXT_FLAGS,
         ),
     ],
     cmdclass={"build_ext": BuildWithLibhurray},

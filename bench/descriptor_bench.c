@@ -16,7 +16,7 @@
 
 /* DLPack's own header (vendored whole), so the baseline writes exactly the
  * struct a real producer writes. */
-#include "../src/hurray/third_party/dlpack/dlpack.h"
+#include "../src/hurray/_ext/third_party/dlpack/dlpack.h"
 
 #define ROUNDS 40
 #define CALLS 40000 /* per case and round */

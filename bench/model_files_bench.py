@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import hurray
-from hurray.convert import convert
+from hurray import convert
 
 TENSORS = 64
 

@@ -11,7 +11,7 @@ Two targets, each against numpy measured in the same run:
   with plain ``client.scatter(x)`` and ``client.gather(future)``: through
   the scheduler, whose connections speak pickle protocol 4. A Tensor takes
   it as numpy does, with a serializer of distributed's own that sends each
-  buffer as a frame (hurray._dask).
+  buffer as a frame (hurray.bridges.dask).
 
 The same round trip with ``direct=True`` (the client talks to the worker)
 is measured too, without a target of its own.

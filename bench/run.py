@@ -101,7 +101,7 @@ def python_cases():
         big = hurray.from_numpy(np.empty(size, dtype=np.uint8))
         cases[f"lazy from_hurray, 1 buffer, {_human(size)}"] = (lambda big=big: hurray.from_hurray(big))
     weights = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
-    from hurray.quantize import quantize_affine
+    from hurray.quant.quantizers import quantize_affine
 
     quantized = quantize_affine(weights, dtype="int8", axis=0)
     cases[QUANTIZED_64] = lambda: hurray.from_hurray(quantized)

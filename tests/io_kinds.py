@@ -4,7 +4,7 @@ import numpy as np
 
 import hurray
 from hurray import Descriptor, Tensor
-from hurray.gguf import GGML_BLOCKS, ggml_block
+from hurray.quant.ggml import GGML_BLOCKS, ggml_block
 
 GGML_NAMES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k", "mxfp4")
 

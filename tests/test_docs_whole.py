@@ -273,7 +273,7 @@ def test_adr023_names_the_three_pairs_twice_and_amends_5_and_8():
 
 
 def test_adr023_section5_states_what_the_code_does():
-    from hurray import protocol
+    from hurray.bridges import protocol
 
     text = read(DOCS / "adr" / "ADR-023-native-protocol.md")
     body = text.split("### 5. Capsule lifetime", 1)[1].split("\n### ", 1)[0]

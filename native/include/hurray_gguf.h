@@ -45,31 +45,53 @@ typedef struct HurrayGgufTensor {
     uint32_t size_known;  /* 0 for a type number ggml's table lacks: only the offset was checked */
 } HurrayGgufTensor;
 
-/* Walk and check the header of the GGUF file held in data[0 .. size). */
+/* Every function below carries the two lines hurray.h's do, which
+ * docs/impl/c-gguf.md repeats (tests/test_docs_c_headers.py holds the two
+ * against each other):
+ *   Statuses:  every non-OK status it can return ("none" when it returns
+ *              no status);
+ *   Ownership: what the caller keeps, lends or hands over. */
+
+/* Walk and check the header of the GGUF file held in data[0 .. size).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_CORRUPT, HURRAY_ERROR_UNSUPPORTED,
+ * HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the caller owns *out, which borrows data until hurray_gguf_index_destroy. */
 HurrayStatus hurray_gguf_index_parse(const uint8_t *data, uint64_t size, HurrayGgufIndex **out);
 
 /* The file's version, alignment, where its data starts, and how many
- * tensors and key-values it has. Any out-pointer may be NULL. */
+ * tensors and key-values it has. Any out-pointer may be NULL.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_gguf_index_info(const HurrayGgufIndex *index, uint32_t *out_version,
                                     uint64_t *out_alignment, uint64_t *out_data_start,
                                     uint64_t *out_tensor_count, uint64_t *out_kv_count);
 
-/* The span of key-value i: its key, value type and value, as GGUF stores them. */
+/* The span of key-value i: its key, value type and value, as GGUF stores them.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OUT_OF_RANGE.
+ * Ownership: nothing changes hands; the span lies in the caller's data. */
 HurrayStatus hurray_gguf_index_kv(const HurrayGgufIndex *index, uint64_t i, uint64_t *out_offset,
                                   uint64_t *out_len);
 
-/* Tensor i, in the file's order. */
+/* Tensor i, in the file's order.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OUT_OF_RANGE.
+ * Ownership: *out is the caller's copy; its name span lies in the caller's data. */
 HurrayStatus hurray_gguf_index_tensor(const HurrayGgufIndex *index, uint64_t i,
                                       HurrayGgufTensor *out);
 
-/* The index of the tensor called name[0 .. name_len); HURRAY_ERROR_NOT_FOUND if none is. */
+/* The index of the tensor called name[0 .. name_len); HURRAY_ERROR_NOT_FOUND if none is.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_NOT_FOUND.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_gguf_index_find(const HurrayGgufIndex *index, const char *name,
                                     uint64_t name_len, uint64_t *out_index);
 
+/* Statuses: none.
+ * Ownership: frees the index and nulls *index; data stays the caller's. */
 void hurray_gguf_index_destroy(HurrayGgufIndex **index);
 
 /* ggml's name of a GGUF type number ("Q4_K", "F32", ...), or NULL when ggml
- * has none. The string is static. */
+ * has none.
+ * Statuses: none.
+ * Ownership: a static string; never free it. */
 const char *hurray_gguf_type_name(uint32_t ggml_type);
 
 /* HURRAY_CDEF_END */

@@ -43,11 +43,22 @@ extern "C" {
 typedef struct HurrayReader HurrayReader;
 typedef struct HurrayWriter HurrayWriter;
 
-/* The hurray-io version of the linked library. */
+/* Every function below carries the two lines hurray.h's do, which
+ * docs/impl/c-io.md repeats (tests/test_docs_c_headers.py holds the two
+ * against each other):
+ *   Statuses:  every non-OK status it can return ("none" when it returns
+ *              no status);
+ *   Ownership: what the caller keeps, lends or hands over. */
+
+/* The hurray-io version of the linked library.
+ * Statuses: none.
+ * Ownership: nothing is allocated. */
 uint32_t hurray_io_version(void);
 
 /* The checksum the format uses (xxh3-64, seed 0) of len bytes at data, for
- * tools and other implementations that check or build files themselves. */
+ * tools and other implementations that check or build files themselves.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OVERFLOW.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_io_checksum(const void *data, uint64_t len, uint64_t *out);
 
 /* ---- paths and the operating system --------------------------------------
@@ -125,39 +136,91 @@ HurrayStatus hurray_atomic_file_clean(const char *directory, uint64_t *out_remov
 
 /* ---- HurrayReader: a .hurray file, opened for random access ------------ */
 
+/* Opens the file at path (NUL-terminated) with flags HURRAY_READ_*, and
+ * checks its header, trailer and index before it returns.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_CORRUPT, HURRAY_ERROR_CHECKSUM, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
+ * HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the caller owns *out; path stays the caller's. */
 HurrayStatus hurray_reader_open(const char *path, uint32_t flags, HurrayReader **out);
+/* How many tensors the file holds.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_reader_count(const HurrayReader *reader, uint64_t *out);
-/* Borrowed: the name lives as long as the reader. Not NUL-terminated. */
+/* The name of tensor index, not NUL-terminated.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OUT_OF_RANGE.
+ * Ownership: *out_name is borrowed for the reader's life. */
 HurrayStatus hurray_reader_name(const HurrayReader *reader, uint64_t index, const char **out_name,
                                 uint64_t *out_len);
+/* The index of the tensor called name[0 .. name_len).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_NOT_FOUND.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_reader_find(const HurrayReader *reader, const char *name, uint64_t name_len,
                                 uint64_t *out_index);
 /* The same pair a capsule carries. Both are the caller's to destroy, in either
  * order, before or after the reader. Unless the reader was opened with
- * HURRAY_READ_NO_VERIFY, the tensor's checksum is verified first. */
+ * HURRAY_READ_NO_VERIFY, the tensor's checksum is verified first.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OUT_OF_RANGE, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_CORRUPT, HURRAY_ERROR_CHECKSUM, HURRAY_ERROR_UNSUPPORTED,
+ * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_BUFFER_TOO_SMALL,
+ * HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the caller owns *out_context and *out_list. */
 HurrayStatus hurray_reader_tensor(const HurrayReader *reader, uint64_t index,
                                   HurrayTensorContext **out_context, HurrayBufferList **out_list);
-/* Verifies tensor index's checksum now, whatever the reader's flags. */
+/* Verifies tensor index's checksum now, whatever the reader's flags.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OUT_OF_RANGE, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_CORRUPT, HURRAY_ERROR_CHECKSUM, HURRAY_ERROR_UNSUPPORTED,
+ * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_BUFFER_TOO_SMALL,
+ * HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_reader_verify(const HurrayReader *reader, uint64_t index);
-/* The file-level string -> string metadata map. Borrowed, not NUL-terminated. */
+/* How many entries the file-level string -> string metadata map holds.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT.
+ * Ownership: nothing changes hands. */
 HurrayStatus hurray_reader_metadata_count(const HurrayReader *reader, uint64_t *out);
+/* Metadata entry index: its key and value, not NUL-terminated.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_OUT_OF_RANGE.
+ * Ownership: *out_key and *out_value are borrowed for the reader's life. */
 HurrayStatus hurray_reader_metadata_get(const HurrayReader *reader, uint64_t index,
                                         const char **out_key, uint64_t *out_key_len,
                                         const char **out_value, uint64_t *out_value_len);
+/* Statuses: none.
+ * Ownership: frees the reader and nulls *reader; the pairs it handed out stay valid. */
 void hurray_reader_destroy(HurrayReader **reader);
 
 /* ---- HurrayWriter: a .hurray file, written to a temporary and renamed -- */
 
+/* Starts a file that will replace path (NUL-terminated) when finished, with
+ * flags HURRAY_WRITE_*: a temporary beside it is created now.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the caller owns *out; path stays the caller's. */
 HurrayStatus hurray_writer_open(const char *path, uint32_t flags, HurrayWriter **out);
+/* Sets metadata key to value (both UTF-8); a key may be set once.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the writer keeps copies; key and value stay the caller's. */
 HurrayStatus hurray_writer_set_metadata(HurrayWriter *writer, const char *key, uint64_t key_len,
                                         const char *value, uint64_t value_len);
+/* Writes the tensor of the pair (context, list) under name, which must be new
+ * to the file. A refused tensor leaves the writer usable.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_NOT_A_CONTEXT,
+ * HURRAY_ERROR_ABI_VERSION, HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED,
+ * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_IO, HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the writer keeps a copy of name; the pair stays the caller's (its bytes are written
+ * before this returns). */
 HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t name_len,
                                const HurrayTensorContext *context, const HurrayBufferList *list);
 /* Writes the index and trailer, fdatasyncs, renames over path, syncs the
- * directory. The file it replaced is held open until destroy (ADR-050). */
+ * directory. The file it replaced is held open until destroy (ADR-050).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_NO_MEMORY.
+ * Ownership: nothing changes hands; the writer still needs hurray_writer_destroy. */
 HurrayStatus hurray_writer_finish(HurrayWriter *writer);
 /* Destroying an unfinished writer removes its temporary file; path is
- * untouched. Destroying a finished one releases the file it replaced. */
+ * untouched. Destroying a finished one releases the file it replaced.
+ * Statuses: none.
+ * Ownership: frees the writer and nulls *writer. */
 void hurray_writer_destroy(HurrayWriter **writer);
 
 /* ---- frames: one named tensor on a byte stream ------------------------- */
@@ -168,13 +231,24 @@ typedef int (*HurrayWriteFn)(void *stream, const void *data, uint64_t len);
  * at the end of the stream; returns 0 on success. */
 typedef int (*HurrayReadFn)(void *stream, void *data, uint64_t len, uint64_t *out_read);
 
+/* Writes the tensor of the pair (context, list) as one frame named name,
+ * through write(stream, ...); everything is checked before the first byte.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_NOT_A_CONTEXT,
+ * HURRAY_ERROR_ABI_VERSION, HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED,
+ * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_IO, HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: nothing changes hands; name, context, list and stream stay the caller's. */
 HurrayStatus hurray_frame_write(HurrayWriteFn write, void *stream, const char *name,
                                 uint64_t name_len, const HurrayTensorContext *context,
                                 const HurrayBufferList *list);
 /* Reads one frame into owned aligned buffers and verifies its checksum. The
  * name comes out as a buffer of its bytes. At a clean end of the stream
  * (no byte before the frame) it returns HURRAY_OK and sets all three outs to
- * NULL; an end inside a frame is HURRAY_ERROR_CORRUPT. */
+ * NULL; an end inside a frame is HURRAY_ERROR_CORRUPT.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_CORRUPT, HURRAY_ERROR_CHECKSUM, HURRAY_ERROR_UNSUPPORTED,
+ * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OVERFLOW,
+ * HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the caller owns *out_name, *out_context and *out_list. */
 HurrayStatus hurray_frame_read(HurrayReadFn read, void *stream, uint32_t flags,
                                HurrayBuffer **out_name, HurrayTensorContext **out_context,
                                HurrayBufferList **out_list);

@@ -1,9 +1,14 @@
-"""Hurray: full-fidelity tensor interchange over the hurray-ffi C ABI."""
-from importlib.metadata import PackageNotFoundError, version as _version
+"""Hurray: full-fidelity tensor interchange over the hurray-ffi C ABI.
+
+This module is the face: it imports the public names from the folder of
+their layer (core/, quant/, bridges/, io/, formats/; docs/index.md has the
+table) and lists them in __all__, which is also all that dir(hurray) shows.
+It installs nothing itself: _wiring.install() completes Tensor once, last.
+hurray.errors, hurray.io and hurray.dtypes are modules of their own.
+"""
+from importlib import metadata as _metadata
 
 from ._ffi import lib as _lib
-from ._paths import get_include, get_library
-from .errors import HurrayError
 
 C_ABI_VERSION = _lib.HURRAY_C_ABI_VERSION
 
@@ -14,56 +19,86 @@ if _lib.hurray_c_abi_version() != C_ABI_VERSION:
     )
 
 try:
-    __version__ = _version("hurray")
-except PackageNotFoundError:  # running from a source tree without metadata
+    __version__ = _metadata.version("hurray")
+except _metadata.PackageNotFoundError:  # running from a source tree without metadata
     __version__ = "0+unknown"
 
-__all__ = ["C_ABI_VERSION", "HurrayError", "get_include", "get_library", "__version__"]
+# The C library and its errors (layer 7).
+from ._paths import get_include, get_library  # noqa: E402
+from .errors import DLPackError, HurrayError  # noqa: E402
 
-# Descriptor, Tensor and the numpy bridge (layers 1-4 and 6).
-from .descriptor import Descriptor, Part  # noqa: E402
-from .dtypes import DTYPES, dtype_code, dtype_name, numpy_dtype  # noqa: E402
-from .numpy_bridge import from_numpy  # noqa: E402
-from .tensor import Tensor  # noqa: E402
+# Element types, descriptor and Tensor (layers 1-4: core/).
+from .core.descriptor import Descriptor, Part  # noqa: E402
+from .core.dtypes import DTYPES, dtype_code, dtype_name, numpy_dtype  # noqa: E402
+from .core.tensor import Tensor  # noqa: E402
 
-__all__ += ["DTYPES", "Descriptor", "Part", "Tensor", "dtype_code", "dtype_name", "from_numpy", "numpy_dtype"]
+# Quantization (layer 3: quant/): GGML blocks and simple quantizers; Tensor.dequantize() decodes every scheme.
+from .quant.ggml import from_ggml, from_gguf, to_ggml, to_gguf  # noqa: E402
+from .quant.quantizers import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402
 
-# DLPack (layer 6): Tensor.__dlpack__ exports, from_dlpack imports, where DLPack can hold the tensor.
-from .dlpack import DLPackError, from_dlpack  # noqa: E402
+# Python's bridges (layer 6: bridges/): numpy, DLPack, the native protocol.
+from .bridges.dlpack import from_dlpack  # noqa: E402
+from .bridges.numpy import from_numpy  # noqa: E402
+from .bridges.protocol import from_hurray  # noqa: E402
 
-__all__ += ["DLPackError", "from_dlpack"]
-
-# The native protocol (layer 6): Tensor.__hurray__ exports, from_hurray imports.
-from .protocol import from_hurray  # noqa: E402
-
-__all__ += ["from_hurray"]
-
-# Quantization (layer 3): GGUF blocks and simple quantizers; Tensor.dequantize() decodes every scheme.
-from .gguf import from_gguf, to_gguf  # noqa: E402
-from .quantize import quantize_affine, quantize_mx, quantize_nvfp4  # noqa: E402
-
-__all__ += ["from_gguf", "quantize_affine", "quantize_mx", "quantize_nvfp4", "to_gguf"]
-
-# Model files: GGUF and safetensors read zero-copy, and written (ADR-041).
-from .gguf_file import GGUFFile, load_gguf  # noqa: E402
-from .gguf_write import save_gguf  # noqa: E402
-from .safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
-
-__all__ += ["GGUFFile", "SafetensorsFile", "load_gguf", "load_safetensors", "save_gguf", "save_safetensors"]
-
-# Files and streams (layer 5): save/load named tensors, frames on pipes and sockets.
+# Files and streams (layer 5: io/): save/load named tensors, frames on pipes and sockets.
 from .io import File, load, read_frame, save, write_frame  # noqa: E402
 
-__all__ += ["File", "load", "read_frame", "save", "write_frame"]
+# Model files (formats/): GGUF and safetensors read zero-copy, and written (ADR-041); conversion between them.
+from .formats.conversion import convert  # noqa: E402
+from .formats.gguf_file import GGUFFile, load_gguf  # noqa: E402
+from .formats.gguf_write import save_gguf  # noqa: E402
+from .formats.safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
 
-# Conversion between .gguf, .safetensors and .hurray files (hurray.convert is the function;
-# its module stays importable as hurray.convert through sys.modules).
-from .convert import convert  # noqa: E402
+# The modules the docs and every pickle name: hurray.errors, hurray.io, hurray.dtypes,
+# hurray.packing, hurray.pickling (the last three re-export core/ and bridges/).
+from . import dtypes, errors, io, packing, pickling  # noqa: E402,F401
 
-__all__ += ["convert"]
+# Last: the methods of other layers and the C fast paths, set on Tensor in one fixed order.
+from . import _wiring  # noqa: E402
 
-# Dask distributed: a Tensor gets a serializer of distributed's own, sending its buffers as frames
-# through the scheduler too, registered when distributed is loaded, never importing it (ADR-049).
-from ._dask import watch_for_dask as _watch_for_dask  # noqa: E402
+_wiring.install()
 
-_watch_for_dask()
+__all__ = [
+    "C_ABI_VERSION",
+    "DLPackError",
+    "DTYPES",
+    "Descriptor",
+    "File",
+    "GGUFFile",
+    "HurrayError",
+    "Part",
+    "SafetensorsFile",
+    "Tensor",
+    "__version__",
+    "convert",
+    "dtype_code",
+    "dtype_name",
+    "from_dlpack",
+    "from_ggml",
+    "from_gguf",
+    "from_hurray",
+    "from_numpy",
+    "get_include",
+    "get_library",
+    "load",
+    "load_gguf",
+    "load_safetensors",
+    "numpy_dtype",
+    "quantize_affine",
+    "quantize_mx",
+    "quantize_nvfp4",
+    "read_frame",
+    "save",
+    "save_gguf",
+    "save_safetensors",
+    "to_ggml",
+    "to_gguf",
+    "write_frame",
+]
+
+
+def __dir__() -> list[str]:
+    """The face: __all__ and the module's dunders, not the submodules and
+    private names that importing leaves in its namespace."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__") and name.endswith("__"))})

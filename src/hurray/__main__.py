@@ -11,7 +11,7 @@ from typing import Optional
 
 from . import C_ABI_VERSION, __version__, _paths
 from ._ffi import lib
-from .commands import COMMANDS
+from .cli import COMMANDS
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,10 +1,10 @@
-# Types of hurray._core (src/hurray/_core.c), the hot path in C (ADR-046).
+# Types of hurray._core (src/hurray/_ext/_core.c), the hot path in C (ADR-046).
 from typing import Any, Callable
 
 import numpy as np
 
-from .descriptor import Descriptor
-from .tensor import Tensor
+from .core.descriptor import Descriptor
+from .core.tensor import Tensor
 
 class ViewBase:
     tensor: Tensor
@@ -12,6 +12,13 @@ class ViewBase:
 def from_numpy(array: np.ndarray | np.generic, /) -> Tensor: ...
 def from_hurray(obj: Any, /) -> Tensor: ...
 def decode(data: bytes, /) -> Descriptor | None: ...
+
+# The one cache of decoded descriptors, by their bytes.
+descriptors: dict[bytes, Descriptor]
+DESCRIPTOR_CACHE_SIZE: int
+
+def kept(data: bytes, /) -> Descriptor | None: ...
+def keep(descriptor: Descriptor, /) -> Descriptor: ...
 def tensor_from_spans(
     descriptor: Descriptor, spans: tuple[tuple[int, int], ...], owner: Any, readonly: bool, /
 ) -> Tensor: ...
@@ -25,8 +32,7 @@ def setup(
     /,
 ) -> Callable[..., Any]: ...
 def setup_protocol(
-    from_hurray: Callable[..., Any], refuse: Callable[..., Any], descriptors: dict[bytes, Any],
-    to_capsule: Callable[..., Any], /,
+    from_hurray: Callable[..., Any], refuse: Callable[..., Any], to_capsule: Callable[..., Any], /,
 ) -> Callable[..., Any]: ...
 def setup_dlpack(
     dlpack: Callable[..., Any], export: Callable[..., Any], plans: dict[bytes, Any],

@@ -1,4 +1,4 @@
-# Types of hurray._dlpack (src/hurray/_dlpack.c), the DLPack bridge's C side.
+# Types of hurray._dlpack (src/hurray/_ext/_dlpack.c), the DLPack bridge's C side.
 from typing import Any
 
 CapsuleType: type

@@ -1,7 +1,7 @@
-# Types of hurray._pickle (src/hurray/_pickle.c): pickling a Tensor in C (ADR-043, ADR-049).
+# Types of hurray._pickle (src/hurray/_ext/_pickle.c): pickling a Tensor in C (ADR-043, ADR-049).
 from typing import Any, Callable
 
-from .tensor import Tensor
+from .core.tensor import Tensor
 
 class Span:
     """One buffer of a Tensor, exported for pickle (keeps the tensor alive)."""

@@ -1,4 +1,4 @@
-# Types of hurray._protocol (src/hurray/_protocol.c), the native protocol's C side.
+# Types of hurray._protocol (src/hurray/_ext/_protocol.c), the native protocol's C side.
 from typing import Any
 
 CAPSULE_NAME: str

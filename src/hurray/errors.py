@@ -1,8 +1,11 @@
-"""One Python exception class per HurrayStatus, all under HurrayError.
+"""Every exception the package raises: one class per HurrayStatus, all under HurrayError.
 
-HURRAY_ERROR_IO also carries the operating system's errno
-(hurray_last_error_errno), which picks the matching OSError subclass: a
-missing file is a HurrayFileNotFoundError, which is a FileNotFoundError.
+DLPackError, which no status stands for, is here too (the DLPack
+bridge raises it, hurray.bridges.dlpack). HURRAY_ERROR_IO also carries the
+operating system's errno (hurray_last_error_errno), which picks the
+matching OSError subclass: a missing file is a HurrayFileNotFoundError,
+which is a FileNotFoundError. FrameStreamError and FrameTimeoutError are
+the stream failures of hurray.read_frame and hurray.write_frame.
 """
 import errno as _errno
 import os
@@ -118,6 +121,14 @@ class CorruptError(HurrayError, ValueError):
 
 class ChecksumError(CorruptError):
     """Stored bytes do not match their checksum."""
+
+
+class DLPackError(HurrayError, BufferError):
+    """A tensor DLPack cannot carry exactly, or a DLPack tensor Hurray cannot hold.
+
+    A BufferError too, which is what the DLPack Python specification asks
+    producers to raise.
+    """
 
 
 _BY_STATUS = {

@@ -9,7 +9,7 @@
  * valgrind's judge that). With "no-spare" (under valgrind, where the
  * library must keep no spare) it checks that no block is ever reused.
  * With "use-after-destroy" it reads a destroyed descriptor, which
- * AddressSanitizer and valgrind must report (tests/test_descriptor_spare_c.py).
+ * AddressSanitizer and valgrind must report (tests/test_core_descriptor_spare_c.py).
  */
 #include "hurray.h"
 

@@ -1,6 +1,6 @@
 /*
  * vectors_check.c -- the C side of the golden descriptor vectors
- * (tests/vectors/, driven by tests/test_descriptor_c.py).
+ * (tests/vectors/, driven by tests/test_core_descriptor_c.py).
  *
  *   vectors_check decode FILE.hex
  *       Decodes the bytes, prints every field as one "key value" line

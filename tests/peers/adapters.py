@@ -135,7 +135,7 @@ class PythonPeer:
 
     def __init__(self):
         import hurray
-        from hurray import descriptor
+        from hurray.core import descriptor
 
         self.hurray = hurray
         invert = lambda table: {name: code for code, name in table.items()}  # noqa: E731

@@ -54,7 +54,7 @@ def render_tables():
             _row(["context", "what it is"] + list(CONSUMERS_OF_FORGED)), _row(["---"] * (2 + len(CONSUMERS_OF_FORGED)))]
     for forged_id, title, status in FORGED:
         out.append(_row([f"`{forged_id}`", title] + [f"`{STATUS_NAMES[status]}`"] * len(CONSUMERS_OF_FORGED)))
-    out += ["", "### Model files: GGUF and safetensors (tests/test_model_files_matrix.py)", "",
+    out += ["", "### Model files: GGUF and safetensors (tests/test_interop_model_files.py)", "",
             _row(["route", "checked"] + list(model_files.TYPES)), _row(["---"] * (2 + len(model_files.TYPES)))]
     for _, title, checked in model_files.ROUTES:
         out.append(_row([title, checked] + ["✓"] * len(model_files.TYPES)))

@@ -1,6 +1,6 @@
 """The model-file routes the interop page lists: who writes a GGUF or safetensors file, who reads it.
 
-tests/test_model_files_matrix.py runs every (route, ggml type) pair below;
+tests/test_interop_model_files.py runs every (route, ggml type) pair below;
 matrix.render_tables() renders the same constants into docs/interop.md, so a
 row or column there is exactly a test here.
 """

@@ -9,7 +9,7 @@ import numpy as np
 
 import hurray
 from hurray import Descriptor, Part, Tensor
-from hurray.gguf import from_gguf
+from hurray.quant.ggml import from_gguf
 
 
 def _q8_0_blocks(rng, count):

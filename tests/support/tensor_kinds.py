@@ -11,7 +11,7 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
 import hurray
 from hurray import Descriptor, Part, Tensor
-from hurray.numpy_bridge import pack_tensor
+from hurray.bridges.numpy import pack_tensor
 
 RNG_SEED = 20261201
 GGML_NAMES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "Q4_K", "Q6_K"]

@@ -4,7 +4,7 @@ reads its state through its attributes (the tests check that it did)."""
 import numpy as np
 
 import hurray
-from hurray.tensor import Tensor
+from hurray.core.tensor import Tensor
 
 
 class Watched(Tensor):

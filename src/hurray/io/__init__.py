@@ -6,6 +6,6 @@ package turns the C reader's and writer's (context, buffer list) pairs into
 """
 from .file import File, load
 from .frames import read_frame, write_frame
-from .save import save
+from .writer import save
 
 __all__ = ["File", "load", "read_frame", "save", "write_frame"]

@@ -1,10 +1,13 @@
-"""Between Tensors and the C pair (HurrayTensorContext, HurrayBufferList).
+"""Between Tensors and the C pair (HurrayTensorContext, HurrayBufferList), and what writers take.
 
 A pair from the C reader becomes a Tensor whose owner destroys both halves
 exactly once, when the last user of the tensor is gone (the context's own
 owner keeps a file mapping alive). A Tensor becomes a borrowed pair for the
 C writer: the pair points into the tensor's memory and is destroyed before
 the call that used it returns.
+
+hurray.save, write_frame, save_safetensors and save_gguf all take their
+tensors through :func:`as_tensor`, so they accept and refuse alike.
 """
 from __future__ import annotations
 
@@ -12,10 +15,16 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
+import numpy as np
+
+from .._core import keep, kept
 from .._ffi import ffi, lib
-from ..descriptor import Descriptor
+from ..bridges.dlpack import from_dlpack
+from ..bridges.numpy import from_numpy
+from ..bridges.protocol import from_hurray
+from ..core.descriptor import Descriptor
+from ..core.tensor import Tensor
 from ..errors import InvalidArgumentError, check
-from ..tensor import Tensor
 
 _ABI = lib.HURRAY_C_ABI_VERSION
 
@@ -43,21 +52,17 @@ class PairOwner:
         self.verifier = verifier
 
 
-# Decoded descriptors by their bytes: a Descriptor is immutable, and the
-# tensors of a file often share a handful of shapes and types.
-_descriptors: dict[bytes, Descriptor] = {}
-
-
 def _descriptor_of(context: Any) -> Descriptor:
+    """The context's Descriptor, from the package's one cache of decoded
+    descriptors (hurray._core): the tensors of a file often share a handful
+    of shapes and types."""
     data = ffi.new("const uint8_t **")
     length = ffi.new("uint64_t *")
     check(lib.hurray_tensor_context_descriptor(context, data, length))
     raw = ffi.buffer(data[0], length[0])[:]
-    desc = _descriptors.get(raw)
+    desc = kept(raw)
     if desc is None:
-        if len(_descriptors) >= 256:
-            _descriptors.clear()
-        desc = _descriptors[raw] = Descriptor.decode(raw)
+        desc = keep(Descriptor.decode(raw))
     return desc
 
 
@@ -123,3 +128,21 @@ def utf8(text: object, what: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidArgumentError(f"{what} {text!r} cannot be encoded as UTF-8: {exc.reason}") from None
+
+
+def as_tensor(value: Any, what: str) -> Tensor:
+    """`value` as a Tensor, zero-copy: a Tensor itself, a numpy array, or anything
+    hurray.from_hurray or hurray.from_dlpack takes (a torch tensor, say).
+    `what` names the value in the refusal of anything else."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        return from_numpy(value)
+    if hasattr(value, "__hurray__"):
+        return from_hurray(value)
+    if hasattr(value, "__dlpack__"):
+        return from_dlpack(value)
+    raise InvalidArgumentError(
+        f"{what} is a {type(value).__name__}: expected a hurray.Tensor, a numpy array, "
+        f"or an object with __hurray__ or __dlpack__"
+    )

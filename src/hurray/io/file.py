@@ -6,9 +6,9 @@ from collections.abc import Iterator, KeysView
 from typing import Any
 
 from .._ffi import ffi, lib
-from .._tensor_map import FileMapping
+from ._tensor_map import FileMapping
 from ..errors import check
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from ._pairs import tensor_from_pair
 from ._path import fs_path
 from .lazy import LazyTensor

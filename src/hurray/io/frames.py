@@ -18,10 +18,9 @@ import time
 from typing import Any, BinaryIO, NoReturn, Optional
 
 from .._ffi import ffi, lib
-from .._inputs import as_tensor
+from ..core.tensor import Tensor
 from ..errors import FrameStreamError, FrameTimeoutError, HurrayError, InvalidArgumentError, error_class
-from ..tensor import Tensor
-from ._pairs import borrowed_pair, tensor_from_pair, utf8
+from ._pairs import as_tensor, borrowed_pair, tensor_from_pair, utf8
 
 
 class _Stream:

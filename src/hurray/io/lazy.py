@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..descriptor import Descriptor
-from ..tensor import Tensor
+from ..core.descriptor import Descriptor
+from ..core.tensor import Tensor
 
 _BUFFERS = Tensor.__dict__["_buffers"]  # the slot that holds the spans
 _OWNER = Tensor.__dict__["_owner"]

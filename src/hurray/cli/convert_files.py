@@ -1,0 +1,35 @@
+"""``python -m hurray convert IN OUT``: between .gguf, .safetensors and .hurray files, by extension.
+
+Exit status 0 when OUT was written; 1 when the conversion was refused (the
+message names the tensor and why) and OUT is untouched. A progress bar
+shows on a terminal.
+"""
+import argparse
+import sys
+from typing import Optional, TextIO
+
+from ._progress import Bar
+from ..formats.conversion import convert
+from ..errors import HurrayError
+
+NAME = "convert"
+HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", help="the file to read (.gguf, .safetensors or .hurray)")
+    parser.add_argument("target", help="the file to write (.gguf, .safetensors or .hurray); replaced atomically")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, even on a terminal")
+
+
+def run(args: argparse.Namespace, stderr: Optional[TextIO] = None) -> int:
+    stderr = sys.stderr if stderr is None else stderr
+    bar = Bar(f"{args.source} -> {args.target}", stderr)
+    try:
+        convert(args.source, args.target, progress=None if args.quiet else bar)
+    except HurrayError as exc:
+        print(f"hurray convert: {exc}", file=stderr)
+        return 1
+    finally:
+        bar.close()
+    return 0

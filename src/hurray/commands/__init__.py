@@ -1,8 +1,0 @@
-"""The subcommands of ``python -m hurray``, one module each.
-
-Each module has ``NAME``, ``HELP``, ``add_arguments(parser)`` and
-``run(args) -> int`` (the exit status); __main__.py lists them in COMMANDS.
-"""
-from . import convert, inspect, verify
-
-COMMANDS = (inspect, verify, convert)

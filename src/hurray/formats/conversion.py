@@ -1,0 +1,99 @@
+"""convert: between .gguf, .safetensors and .hurray files, judged by extension.
+
+Every tensor crosses exactly (ADR-041 says how safetensors holds what it has
+no dtype for); a tensor the target cannot hold (GGUF has no affine, MX or
+NVFP4 tensors, no strides, ...) or the source cannot give (a GGUF type
+Hurray has no descriptor for) is refused by name before the target is
+touched. Metadata values that are not strings become JSON text in
+safetensors and .hurray files, whose metadata maps strings to strings.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Optional
+
+from ..core.tensor import Tensor
+from ..errors import InvalidArgumentError
+from ..io import load, save
+from ..io._tensor_map import FileMapping
+from .gguf_file import load_gguf
+from .gguf_write import save_gguf
+from .safetensors_file import load_safetensors, save_safetensors
+
+_Path = str | os.PathLike[str]
+_Progress = Optional[Callable[[int, int], object]]
+
+__all__ = ["FORMATS", "convert", "format_of", "open_model_file"]
+
+FORMATS = (".gguf", ".safetensors", ".hurray")
+
+
+def format_of(path: _Path) -> str:
+    """".gguf", ".safetensors" or ".hurray", from the path's extension."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in FORMATS:
+        raise InvalidArgumentError(f"{os.fspath(path)!r}: the extension {ext or '(none)'!r} is not one of "
+                                   f"{', '.join(FORMATS)}")
+    return ext
+
+
+def open_model_file(path: _Path) -> FileMapping:
+    """The file at `path` as a read-only Mapping of Tensors with `.metadata`, by extension."""
+    ext = format_of(path)
+    if ext == ".gguf":
+        return load_gguf(path)
+    if ext == ".safetensors":
+        return load_safetensors(path)
+    return load(path)
+
+
+class _Counted(Mapping[str, Tensor]):
+    """The source's tensors, reporting (bytes handed over, bytes in all) as a writer takes them."""
+
+    def __init__(self, tensors: Mapping[str, Tensor], progress: _Progress) -> None:
+        self._tensors = tensors
+        self._progress = progress
+        self._done = 0
+        self._total = sum(n for t in tensors.values() for _, n in t.buffers)
+
+    def __getitem__(self, name: str) -> Tensor:
+        tensor = self._tensors[name]
+        if self._progress is not None:
+            self._done += sum(n for _, n in tensor.buffers)
+            self._progress(min(self._done, self._total), self._total)
+        return tensor
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tensors)
+
+    def __len__(self) -> int:
+        return len(self._tensors)
+
+
+def _string_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}
+
+
+def _tensors(source: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """Every tensor of the source, so that a tensor it cannot give is refused before writing starts."""
+    return {name: source[name] for name in source}
+
+
+def convert(source_path: _Path, target_path: _Path, *, progress: _Progress = None) -> None:
+    """Convert the file at `source_path` into `target_path`; the formats come from the extensions.
+
+    `progress`, if given, is called with (bytes done, bytes in all).
+    """
+    target = format_of(target_path)
+    with open_model_file(source_path) as source:
+        tensors = _tensors(source)
+        metadata = source.metadata
+        if target == ".gguf":
+            types = getattr(source, "metadata_types", None)
+            save_gguf(target_path, tensors, metadata=metadata, types=types, progress=progress)
+        elif target == ".safetensors":
+            save_safetensors(target_path, tensors, metadata=_string_metadata(metadata), progress=progress)
+        else:
+            save(target_path, _Counted(tensors, progress), metadata=_string_metadata(metadata))

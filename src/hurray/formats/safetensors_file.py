@@ -1,0 +1,479 @@
+"""safetensors files: load_safetensors reads them zero-copy, save_safetensors writes them.
+
+Reading validates as safetensors itself does (a header of at most 100 MB,
+JSON that parses, offsets that tile the data exactly, sizes that match
+dtype x shape, no duplicate names) and names each failure in a
+CorruptError. A dtype this build does not know is refused when that tensor
+is asked for; the others still load.
+
+Writing follows ADR-041: a tensor safetensors can state (a plain,
+row-major, little-endian array of one of its dtypes) is an ordinary entry;
+any other tensor (quantized, strided, big-endian, int4, ...) is written as
+one entry per buffer, the first under the tensor's own name, the rest as
+``NAME.scale``, ``NAME.zero_point``, ``NAME.global_scale`` when that buffer
+holds just that part, else ``NAME.buffer<i>``; its descriptor goes into
+``__metadata__["hurray"]``. load_safetensors puts the buffers back under
+the descriptor, so the tensor comes back exactly.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from collections.abc import Callable, Mapping
+from typing import IO, Any, Optional
+
+import ml_dtypes
+import numpy as np
+
+from ..quant import ggml as _ggml
+from ._atomic import replace_atomically
+from ..io._pairs import as_tensor
+from ..io._tensor_map import TensorMap, close_quietly, corrupt, map_file
+from ..quant.dequantizers import parameter_shape, swizzled_count
+from ..core.descriptor import Descriptor, Part
+from ..errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
+from ..bridges.numpy import from_numpy
+from ..core.tensor import Tensor
+
+__all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "save_safetensors"]
+
+_WHAT = "load_safetensors"
+MAX_HEADER = 100_000_000  # safetensors' own limit
+METADATA_KEY = "hurray"
+FORMAT = 1
+_DATA_ALIGNMENT = 64  # the header is padded with spaces so the data starts here
+
+# safetensors dtype -> (Hurray dtype, bits per element). F4 is packed two per
+# byte, element 0 in the low nibble; F6 is a bit stream, element 0 in the low bits.
+SAFETENSORS_DTYPES = {
+    "BOOL": ("bool", 8), "U8": ("uint8", 8), "I8": ("int8", 8),
+    "U16": ("uint16", 16), "I16": ("int16", 16), "U32": ("uint32", 32), "I32": ("int32", 32),
+    "U64": ("uint64", 64), "I64": ("int64", 64),
+    "F16": ("float16", 16), "BF16": ("bfloat16", 16), "F32": ("float32", 32), "F64": ("float64", 64),
+    "C64": ("complex64", 64),
+    "F8_E5M2": ("float8_e5m2", 8), "F8_E4M3": ("float8_e4m3fn", 8), "F8_E8M0": ("float8_e8m0fnu", 8),
+    "F8_E4M3FNUZ": ("float8_e4m3fnuz", 8), "F8_E5M2FNUZ": ("float8_e5m2fnuz", 8),
+    "F6_E2M3": ("float6_e2m3fn", 6), "F6_E3M2": ("float6_e3m2fn", 6), "F4": ("float4_e2m1fn", 4),
+}
+_BY_HURRAY = {hurray: st for st, (hurray, _) in SAFETENSORS_DTYPES.items()}
+
+# name -> (safetensors dtype, shape, absolute start, nbytes)
+_Entries = dict[str, tuple[str, tuple[int, ...], int, int]]
+# name -> (descriptor bytes, the entry names of its buffers)
+_Composites = dict[str, tuple[bytes, tuple[str, ...]]]
+# (entry name, safetensors dtype, shape, uint8 bytes) of one entry to write
+_Planned = tuple[str, str, tuple[int, ...], np.ndarray]
+
+
+# ---- reading -------------------------------------------------------------
+
+def _fail(path: str, message: str) -> CorruptError:
+    return corrupt(_WHAT, path, message)
+
+
+def _no_duplicates(path: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise _fail(path, f"duplicate name {key!r} in the header")
+            out[key] = value
+        return out
+    return pairs
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _header(data: Any, size: int, path: str) -> tuple[int, dict[str, Any]]:
+    if size < 8:
+        raise _fail(path, f"the file has {size} bytes, fewer than the 8 of the header length")
+    n = struct.unpack_from("<Q", data, 0)[0]
+    if n > MAX_HEADER:
+        raise _fail(path, f"the header claims {n} bytes; at most {MAX_HEADER} are allowed")
+    if 8 + n > size:
+        raise _fail(path, f"the header claims {n} bytes, past the end of the {size}-byte file (truncated)")
+    try:
+        text = bytes(data[8:8 + n]).decode("utf-8")
+        header = json.loads(text, object_pairs_hook=_no_duplicates(path))
+    except UnicodeDecodeError:
+        raise _fail(path, "the header is not valid UTF-8") from None
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, HurrayError):
+            raise
+        raise _fail(path, f"the header is not valid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise _fail(path, "the header is not a JSON object")
+    return 8 + n, header
+
+
+def _user_metadata(header: dict[str, Any], path: str) -> dict[str, str]:
+    meta = header.pop("__metadata__", None)
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise _fail(path, "__metadata__ must map strings to strings")
+    return meta
+
+
+def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _Entries:
+    """name -> (dtype, shape, absolute start, nbytes), checked to tile the data exactly."""
+    entries: _Entries = {}
+    for name, info in header.items():
+        if not isinstance(info, dict):
+            raise _fail(path, f"tensor {name!r}: its entry is not a JSON object")
+        dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+        if not isinstance(dtype, str):
+            raise _fail(path, f"tensor {name!r}: dtype is missing or not a string")
+        if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
+            raise _fail(path, f"tensor {name!r}: shape must be a list of non-negative integers")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)
+                and offsets[0] <= offsets[1]):
+            raise _fail(path, f"tensor {name!r}: data_offsets must be [begin, end] with 0 <= begin <= end")
+        begin, end = offsets
+        known = SAFETENSORS_DTYPES.get(dtype)
+        if known is not None:
+            bits = math.prod(shape) * known[1]
+            if bits % 8 or bits // 8 != end - begin:
+                raise _fail(path, f"tensor {name!r}: shape {shape} of {dtype} needs {bits / 8:g} bytes, "
+                                  f"but data_offsets give {end - begin}")
+        entries[name] = (dtype, tuple(shape), data_start + begin, end - begin)
+    data_size = size - data_start
+    at = 0
+    for name, (_, _, start, nbytes) in sorted(entries.items(), key=lambda e: (e[1][2], e[1][2] + e[1][3])):
+        begin = start - data_start
+        if begin != at:
+            problem = "overlaps the tensor before it" if begin < at else f"leaves a gap at data byte {at}"
+            raise _fail(path, f"tensor {name!r}: data_offsets begin at {begin}, which {problem}")
+        at = begin + nbytes
+    if at != data_size:
+        problem = "past the end of the file (truncated)" if at > data_size else \
+            f"short of the data's {data_size} bytes (trailing bytes)"
+        raise _fail(path, f"the tensors' data ends at {at}, {problem}")
+    return entries
+
+
+def _composites(meta: dict[str, str], entries: _Entries, path: str) -> _Composites:
+    """Tensors written as parts (ADR-041): name -> (descriptor bytes, entry names)."""
+    raw = meta.pop(METADATA_KEY, None)
+    if raw is None:
+        return {}
+    try:
+        record = json.loads(raw, object_pairs_hook=_no_duplicates(path))
+    except ValueError as exc:
+        if isinstance(exc, HurrayError):
+            raise
+        raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not valid JSON") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT or not isinstance(record.get("tensors"), dict):
+        raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not a format-{FORMAT} record of tensors")
+    out: _Composites = {}
+    claimed: set[str] = set()
+    for name, spec in record["tensors"].items():
+        ok = isinstance(spec, dict) and isinstance(spec.get("descriptor"), str) and \
+            isinstance(spec.get("buffers"), list) and all(isinstance(b, str) for b in spec["buffers"])
+        if not ok:
+            raise _fail(path, f"tensor {name!r}: its record needs a descriptor string and a list of buffer names")
+        try:
+            desc = bytes.fromhex(spec["descriptor"])
+        except ValueError:
+            raise _fail(path, f"tensor {name!r}: its descriptor is not hexadecimal") from None
+        for buffer in spec["buffers"]:
+            if buffer not in entries:
+                raise _fail(path, f"tensor {name!r}: its buffer {buffer!r} is not in the file")
+            if buffer in claimed:
+                raise _fail(path, f"tensor {name!r}: buffer {buffer!r} is claimed twice")
+            claimed.add(buffer)
+        out[name] = (desc, tuple(spec["buffers"]))
+    for name in out:
+        if name in entries and name not in claimed:
+            raise _fail(path, f"tensor {name!r} is both an entry and a record of parts")
+    return out
+
+
+def _unpack6(packed: np.ndarray, count: int) -> np.ndarray:
+    """`count` 6-bit codes from an lsb-first bit stream (4 codes in 3 bytes), as new uint8."""
+    triples = packed.reshape(-1, 3).astype(np.uint32)
+    word = triples[:, 0] | (triples[:, 1] << np.uint32(8)) | (triples[:, 2] << np.uint32(16))
+    codes = (word[:, None] >> np.array([0, 6, 12, 18], np.uint32)) & np.uint32(63)
+    return codes.astype(np.uint8).reshape(-1)[:count]
+
+
+def _pack6(codes: np.ndarray) -> np.ndarray:
+    """6-bit codes (a multiple of 4 of them) as an lsb-first bit stream."""
+    c = (codes.reshape(-1, 4) & np.uint8(63)).astype(np.uint32)
+    word = c[:, 0] | (c[:, 1] << np.uint32(6)) | (c[:, 2] << np.uint32(12)) | (c[:, 3] << np.uint32(18))
+    return np.stack([word & 255, (word >> 8) & 255, word >> 16], axis=1).astype(np.uint8).reshape(-1)
+
+
+class SafetensorsFile(TensorMap):
+    """A safetensors file: a read-only Mapping of names to Tensors, and `.metadata`.
+
+    `metadata` is ``__metadata__`` without the ``hurray`` record of ADR-041.
+    Tensors are zero-copy views of the memory map, except F6 ones, which
+    Hurray holds one element per byte and so unpacks into new memory.
+    """
+
+    _kind = "safetensors file"
+
+    def __init__(self, path: str | os.PathLike[str], mapped: Any, entries: _Entries, composites: _Composites,
+                 metadata: dict[str, str]) -> None:
+        self._raw = entries
+        self._composites = composites
+        claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
+        visible = {name: ("entry", name) for name in entries if name not in claimed}
+        visible.update((name, ("composite", name)) for name in composites)
+        super().__init__(path, mapped, visible, metadata)
+
+    def _bytes(self, start: int, nbytes: int) -> np.ndarray:
+        if nbytes == 0 or self._map is None:
+            empty = np.zeros(0, np.uint8)
+            empty.flags.writeable = False
+            return empty
+        return np.frombuffer(self._map, np.uint8, nbytes, start)
+
+    def _make(self, name: str, entry: tuple[str, str]) -> Tensor:
+        kind, key = entry
+        if kind == "composite":
+            return self._composite(name)
+        dtype, shape, start, nbytes = self._raw[key]
+        known = SAFETENSORS_DTYPES.get(dtype)
+        if known is None:
+            raise UnsupportedError(f"tensor {name!r} has safetensors dtype {dtype!r}, which this build does not know")
+        hurray_dtype, bits = known
+        raw = self._bytes(start, nbytes)
+        if bits == 4:
+            desc = Descriptor.build(hurray_dtype, shape, packing="lsb_first")
+            return Tensor._from_spans(desc, ((_address(raw), nbytes),), raw, readonly=True)
+        if bits == 6:
+            codes = _unpack6(raw, math.prod(shape))
+            return from_numpy(codes.view(getattr(ml_dtypes, hurray_dtype)).reshape(shape))
+        numpy_dtype = np.dtype(getattr(ml_dtypes, hurray_dtype, None) or hurray_dtype).newbyteorder("<")
+        return from_numpy(raw.view(numpy_dtype).reshape(shape))
+
+    def _composite(self, name: str) -> Tensor:
+        encoded, buffers = self._composites[name]
+        desc = Descriptor.decode(encoded)
+        arrays = tuple(self._bytes(*self._raw[b][2:]) for b in buffers)
+        spans = tuple((_address(a), a.size) for a in arrays)
+        try:
+            return Tensor(desc, spans, owner=arrays, readonly=True)
+        except HurrayError as exc:
+            raise CorruptError(f"tensor {name!r}: its buffers do not hold what its descriptor says: {exc}") from None
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def load_safetensors(path: str | os.PathLike[str]) -> SafetensorsFile:
+    """Open the safetensors file at `path`: a read-only Mapping of tensor names to Tensors.
+
+    Tensors are zero-copy, read-only views of a memory map that stays alive
+    as long as any of them does (F6 tensors excepted: they are unpacked).
+    Tensors written by save_safetensors as parts come back whole.
+    """
+    mapped, size = map_file(path, _WHAT)
+    data = mapped if mapped is not None else b""
+    where = os.fspath(path)
+    try:
+        data_start, header = _header(data, size, where)
+        meta = _user_metadata(header, where)
+        entries = _entries(header, data_start, size, where)
+        composites = _composites(meta, entries, where)
+    except BaseException:
+        close_quietly(mapped)
+        raise
+    return SafetensorsFile(path, mapped, entries, composites, meta)
+
+
+# ---- writing -------------------------------------------------------------
+
+def _direct(tensor: Tensor) -> Optional[tuple[str, tuple[int, ...], np.ndarray]]:
+    """(safetensors dtype, shape, uint8 bytes) when safetensors can state `tensor` as it is, else None."""
+    desc = tensor.descriptor
+    st = _BY_HURRAY.get(desc.dtype)
+    if st is None or desc.scheme != "none":
+        return None
+    bits = SAFETENSORS_DTYPES[st][1]
+    count = math.prod(desc.shape)
+    if bits == 4:
+        packing: Optional[str] = "lsb_first"
+    elif bits == 6:
+        packing = "padded"
+    else:
+        packing = None
+    if count * bits % 8:
+        return None
+    try:
+        canonical = Descriptor.build(desc.dtype, desc.shape, packing=packing)
+    except HurrayError:
+        return None
+    if canonical != desc:
+        return None
+    if count == 0:
+        return st, desc.shape, np.zeros(0, np.uint8)
+    if bits == 6:
+        return st, desc.shape, _pack6(tensor.buffer(0)[:count])
+    return st, desc.shape, tensor.buffer(0)[:count * bits // 8]
+
+
+def _part_bytes(desc: Descriptor, role: str, part: Part) -> Optional[tuple[int, int]]:
+    """(elements, bytes) a row-major part of `role` takes, or None when it cannot say."""
+    from ..core.dtypes import dtype_bits
+
+    if role == "values":
+        count = math.prod(desc.shape)
+        if desc.scheme == "ggml":
+            elements, block = _ggml.ggml_block(str(desc.ggml_type))
+            return count, count // elements * block
+        try:
+            if Descriptor.build(desc.dtype, desc.shape, packing=desc.packing) != Descriptor.build(
+                    desc.dtype, desc.shape, desc.strides, packing=desc.packing):
+                return None
+        except HurrayError:
+            return None
+    elif role == "global_scale":
+        count = 1
+    else:
+        pshape = parameter_shape(desc)
+        count = math.prod(pshape)
+        if part.layout == "swizzled_128x4":
+            count = swizzled_count(*pshape)
+        elif part.layout != "row_major":
+            return None
+    bits = dtype_bits(part.dtype)
+    if role == "values" and desc.packing == "padded":
+        bits = 8
+    return count, -(-count * bits // 8)
+
+
+def _meaningful(desc: Descriptor, role: str, part: Part, nbytes: int) -> Optional[tuple[str, tuple[int, ...]]]:
+    """(safetensors dtype, shape) under which other readers see the part as plain numbers."""
+    from ..core.dtypes import dtype_bits
+
+    sized = _part_bytes(desc, role, part)
+    if part.byte_offset != 0 or sized is None or sized[1] != nbytes:
+        return None
+    count = sized[0]
+    if role == "values":
+        if desc.scheme == "ggml":
+            shape: tuple[int, ...] = tuple(desc.shape)
+            elements, block = _ggml.ggml_block(str(desc.ggml_type))
+            return "U8", shape[:-1] + (shape[-1] // elements * block,)
+        shape = tuple(desc.shape)
+    elif role == "global_scale":
+        shape = ()
+    elif part.layout == "row_major":
+        shape = tuple(parameter_shape(desc))
+    else:
+        shape = (count,)
+    st = _BY_HURRAY.get(part.dtype)
+    bits = dtype_bits(part.dtype)
+    one_per_byte = bits == 8 or (role == "values" and desc.packing == "padded")
+    if st is not None and bits == 4 and role == "values" and desc.packing == "lsb_first" and count % 2 == 0:
+        return st, shape
+    if st is not None and (bits == 8 or (bits > 8 and desc.byte_order == "little")):
+        return st, shape
+    if one_per_byte:
+        return "U8", shape  # codes of a type safetensors lacks (int4, float8_e3m4, ...), one per byte
+    return None
+
+
+def _plan_parts(name: str, tensor: Tensor) -> list[_Planned]:
+    """[(entry name, safetensors dtype, shape, bytes)] for a tensor written as its buffers."""
+    desc = tensor.descriptor
+    roles_in: dict[int, list[tuple[str, Part]]] = {}
+    for role, part in desc.parts.items():
+        roles_in.setdefault(part.buffer_index, []).append((role, part))
+    out: list[_Planned] = []
+    for i in range(len(tensor.buffers)):
+        data = tensor.buffer(i)
+        held = roles_in.get(i, [])
+        label = f"{name}.{held[0][0]}" if len(held) == 1 and i > 0 else f"{name}.buffer{i}"
+        entry = name if i == 0 else label
+        stated = _meaningful(desc, held[0][0], held[0][1], data.size) if len(held) == 1 else None
+        st, shape = stated or ("U8", (data.size,))
+        out.append((entry, st, shape, data))
+    return out
+
+
+def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *,
+                     metadata: Optional[Mapping[str, str]] = None,
+                     progress: Optional[Callable[[int, int], object]] = None) -> None:
+    """Write `tensors` (a Mapping of names to Tensors or numpy arrays) as a safetensors file.
+
+    Tensors safetensors can state are ordinary entries; every other tensor
+    is written as its buffers under the names of ADR-041, with its
+    descriptor in ``__metadata__["hurray"]``. `metadata` is a dict of
+    strings to strings kept in ``__metadata__``. The file is written to a
+    temporary file beside `path`, synced, and renamed over it. `progress`,
+    if given, is called with (bytes of data written, bytes in all) as it goes.
+    """
+    if not hasattr(tensors, "items"):
+        raise InvalidArgumentError(f"save_safetensors: tensors must be a Mapping, not {type(tensors).__name__}")
+    user = dict(metadata or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in user.items()):
+        raise InvalidArgumentError("save_safetensors: metadata must map strings to strings")
+    if METADATA_KEY in user:
+        raise InvalidArgumentError(f"save_safetensors: metadata key {METADATA_KEY!r} is reserved for ADR-041's record")
+    entries: list[_Planned] = []
+    records: dict[str, dict[str, Any]] = {}
+    for name, value in tensors.items():
+        if not isinstance(name, str) or name == "__metadata__":
+            raise InvalidArgumentError(f"save_safetensors: tensor name {name!r} is not a usable name")
+        tensor = as_tensor(value, f"save_safetensors: tensor {name!r}")
+        direct = _direct(tensor)
+        if direct is not None:
+            entries.append((name, *direct))
+            continue
+        parts = _plan_parts(name, tensor)
+        entries.extend(parts)
+        records[name] = {"descriptor": tensor.descriptor.encode().hex(), "buffers": [p[0] for p in parts]}
+    seen: set[str] = set()
+    for entry in entries:
+        if entry[0] in seen:
+            raise InvalidArgumentError(f"save_safetensors: the name {entry[0]!r} is used twice "
+                                       "(a tensor's part names follow ADR-041: NAME.scale, NAME.buffer1, ...)")
+        seen.add(entry[0])
+    if records:
+        user[METADATA_KEY] = json.dumps({"format": FORMAT, "tensors": records}, sort_keys=True,
+                                        separators=(",", ":"))
+    _write(path, entries, user, progress)
+
+
+def _itemsize(st: str) -> int:
+    return max(1, SAFETENSORS_DTYPES[st][1] // 8)
+
+
+def _write(path: str | os.PathLike[str], entries: list[_Planned], user: dict[str, str],
+           progress: Optional[Callable[[int, int], object]]) -> None:
+    # Widest elements first, so that every tensor starts at a multiple of its
+    # element size once the data itself starts at _DATA_ALIGNMENT.
+    entries = sorted(entries, key=lambda e: (-_itemsize(e[1]), e[0]))
+    header: dict[str, Any] = {}
+    if user:
+        header["__metadata__"] = user
+    at = 0
+    for name, st, shape, data in entries:
+        header[name] = {"dtype": st, "shape": list(shape), "data_offsets": [at, at + data.size]}
+        at += data.size
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    padded = -(-(8 + len(text)) // _DATA_ALIGNMENT) * _DATA_ALIGNMENT - 8
+    text += b" " * (padded - len(text))
+    total = sum(data.size for _, _, _, data in entries)
+
+    def write(out: IO[bytes]) -> None:
+        out.write(struct.pack("<Q", len(text)))
+        out.write(text)
+        done = 0
+        for _, _, _, data in entries:
+            if data.size:
+                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))  # type: ignore[arg-type]
+                done += data.size
+                if progress is not None:
+                    progress(done, total)
+
+    replace_atomically(path, write, "save_safetensors")

@@ -1,0 +1,3 @@
+"""Layer 3: quantization. quantizers.py makes quantized tensors (affine, MX,
+NVFP4), dequantizers.py decodes every scheme to float32, ggml.py wraps and
+decodes GGML block bytes."""
