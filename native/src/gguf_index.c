@@ -22,12 +22,13 @@
 #define GGUF_MAX_NESTING 8
 /* Bounds on what the key-value store may make a reader decode (ADR-041,
  * docs/security.md "Bounded cost"): every value counts one (a scalar, a
- * string, an array, and each element of an array), and arrays inside arrays
- * count apart. A real file's largest store, a 262,144-token vocabulary with
+ * string, an array, and each element of an array), and strings and arrays
+ * inside arrays count apart as well. A real file's largest store, a 262,144-token vocabulary with
  * its scores, types and merges, is about a million values and nests no
  * array; a header past either bound is refused before Python turns it into
  * lists (5 million empty nested arrays cost 17 s there). */
 #define GGUF_MAX_VALUES (1ull << 23)
+#define GGUF_MAX_STRINGS (1ull << 21) /* each costs Python a str: a vocabulary is 10^5 to 10^6 */
 #define GGUF_MAX_NESTED_ARRAYS (1ull << 16)
 #define GGUF_DEFAULT_ALIGNMENT 32u
 #define GGUF_TYPE_UINT32 4u
@@ -56,6 +57,7 @@ struct cursor {
     uint64_t size;
     uint64_t at;
     uint64_t values;        /* of the key-value store so far, against GGUF_MAX_VALUES */
+    uint64_t strings;       /* string values so far (keys not counted), against GGUF_MAX_STRINGS */
     uint64_t nested_arrays; /* arrays inside arrays so far */
 };
 
@@ -228,6 +230,12 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
         return HURRAY_OK;
     }
     if (type == GGUF_TYPE_STRING) {
+        if (++c->strings > GGUF_MAX_STRINGS) {
+            return hurray__fail(CORRUPT,
+                                "gguf: %s takes the key-value store past %llu strings, more than any "
+                                "model file holds (a bound on what reading the metadata may cost)",
+                                what, (unsigned long long)GGUF_MAX_STRINGS);
+        }
         struct span ignored;
         return cursor_string(c, what, NO_NUMBER, 0, &ignored);
     }
@@ -583,7 +591,8 @@ HurrayStatus hurray_gguf_index_parse(const uint8_t *data, uint64_t size, HurrayG
     }
     index->data = data;
     index->alignment = GGUF_DEFAULT_ALIGNMENT;
-    struct cursor c = {.data = data, .size = size, .at = 0, .values = 0, .nested_arrays = 0};
+    struct cursor c = {
+        .data = data, .size = size, .at = 0, .values = 0, .strings = 0, .nested_arrays = 0};
     HurrayStatus status = read_preamble(&c, index);
     if (status == HURRAY_OK) {
         status = read_kvs(&c, index);

@@ -458,6 +458,15 @@ static void test_cost_bounds(void)
     data = array_file(7, most + 1, 1, one_bool, &len);
     CHECK_FAIL(hurray_gguf_index_parse(data, len, &index), HURRAY_ERROR_CORRUPT, "values");
     free(data);
+    /* Strings cost Python most: 2^21 of them at most. */
+    static const uint8_t empty_string[8] = {0};
+    data = array_file(8, 1u << 21, sizeof empty_string, empty_string, &len);
+    CHECK_OK(hurray_gguf_index_parse(data, len, &index));
+    hurray_gguf_index_destroy(&index);
+    free(data);
+    data = array_file(8, (1u << 21) + 1, sizeof empty_string, empty_string, &len);
+    CHECK_FAIL(hurray_gguf_index_parse(data, len, &index), HURRAY_ERROR_CORRUPT, "strings");
+    free(data);
 }
 
 int main(int argc, char **argv)

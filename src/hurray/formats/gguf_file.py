@@ -51,6 +51,7 @@ _SCALARS = {
 _NUMPY_SCALARS = {0: "u1", 1: "i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
                   10: "<u8", 11: "<i8", 12: "<f8"}
 _STRING, _ARRAY = 8, 9
+_LENGTH = struct.Struct("<Q")
 
 
 class _Cursor:
@@ -114,13 +115,39 @@ class _Cursor:
             self.need(count * size, f"{what} ({count} elements)")
             raw = np.frombuffer(self.data, np.dtype(_NUMPY_SCALARS.get(kind, "u1")), count, self.at)
             self.at += count * size
-            return [bool(v) for v in raw] if kind == 7 else raw.tolist()
+            return (raw != 0).tolist() if kind == 7 else raw.tolist()
         if kind not in (_STRING, _ARRAY):
             raise self.fail(f"{what} has unknown element type {kind}")
         # Each string or array element takes at least 8 bytes (its length):
-        # a count beyond that is refused before any list grows.
+        # a count beyond that is refused before any list grows. (The C walk
+        # has bounded the counts already: ADR-041, docs/security.md.)
         self.need(count * 8, f"{what} ({count} elements)")
-        return [self.value(kind, f"{what}[{i}]", depth + 1) for i in range(count)]
+        if kind == _STRING:
+            return self.strings(count, what)
+        return [self.array(f"{what}[{i}]", depth + 1) for i in range(count)]
+
+    def strings(self, count: int, what: str) -> list[str]:
+        """`count` strings, in one loop: a vocabulary holds hundreds of thousands."""
+        data, at, end = self.data, self.at, self.size
+        out: list[str] = []
+        append = out.append
+        length_at = _LENGTH.unpack_from
+        for i in range(count):
+            if end - at < 8:
+                self.at = at
+                self.need(8, f"the length of {what}[{i}]")
+            n = length_at(data, at)[0]
+            at += 8
+            if n > end - at:
+                self.at = at
+                self.need(n, f"{what}[{i}] ({n} bytes)")
+            try:
+                append(str(data[at:at + n], "utf-8"))
+            except UnicodeDecodeError:
+                raise self.fail(f"{what}[{i}] is not valid UTF-8") from None
+            at += n
+        self.at = at
+        return out
 
 
 class GGUFFile(TensorMap):
