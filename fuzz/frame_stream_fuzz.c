@@ -40,13 +40,13 @@
 
 #include "hurray_io.h"
 
-#define REQUIRE(cond)                                                                             \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
+#define REQUIRE(cond)                                                                            \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
             fprintf(stderr, "frame_stream_fuzz: property broken: %s (%s:%d)\n", #cond, __FILE__, \
-                    __LINE__);                                                                    \
-            abort();                                                                              \
-        }                                                                                         \
+                    __LINE__);                                                                   \
+            abort();                                                                             \
+        }                                                                                        \
     } while (0)
 
 static volatile uint8_t sink;
@@ -89,8 +89,7 @@ static int peer_read(void *stream, void *data, uint64_t len, uint64_t *out_read)
             n = (size_t)((b & 3) + 1) * 13;
         }
         break;
-    case 4:
-        break;
+    case 4: break;
     case 5:
         /* Stores what fits, claims more: the reader must not believe it. */
         memcpy(data, p->data + p->pos, n);
@@ -98,12 +97,8 @@ static int peer_read(void *stream, void *data, uint64_t len, uint64_t *out_read)
         *out_read = len + 1 + (b >> 3);
         p->lied = 1;
         return 0;
-    case 6:
-        p->failed = 1;
-        return -1;
-    case 7:
-        *out_read = 0;
-        return 0;
+    case 6: p->failed = 1; return -1;
+    case 7: *out_read = 0; return 0;
     }
     memcpy(data, p->data + p->pos, n);
     p->pos += n;

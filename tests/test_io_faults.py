@@ -15,7 +15,6 @@
   short; using it, verifying it, reading the file's metadata or names is a
   CorruptError, never a SIGBUS inside Hurray's code.
 """
-import errno
 import os
 import random
 import shutil

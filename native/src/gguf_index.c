@@ -231,10 +231,11 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
     }
     if (type == GGUF_TYPE_STRING) {
         if (++c->strings > GGUF_MAX_STRINGS) {
-            return hurray__fail(CORRUPT,
-                                "gguf: %s takes the key-value store past %llu strings, more than any "
-                                "model file holds (a bound on what reading the metadata may cost)",
-                                what, (unsigned long long)GGUF_MAX_STRINGS);
+            return hurray__fail(
+                CORRUPT,
+                "gguf: %s takes the key-value store past %llu strings, more than any "
+                "model file holds (a bound on what reading the metadata may cost)",
+                what, (unsigned long long)GGUF_MAX_STRINGS);
         }
         struct span ignored;
         return cursor_string(c, what, NO_NUMBER, 0, &ignored);

@@ -256,7 +256,8 @@ static int abandoned(int dfd, const char *name, long pid, struct stat *out_st)
     if (fd < 0) {
         return 0;
     }
-    int ok = fstat(fd, out_st) == 0 && S_ISREG(out_st->st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0;
+    int ok = fstat(fd, out_st) == 0 && S_ISREG(out_st->st_mode) &&
+             flock(fd, LOCK_EX | LOCK_NB) == 0;
     close(fd);
     return ok;
 }
@@ -293,13 +294,15 @@ static long clean_directory(const char *directory)
 HurrayStatus hurray_atomic_file_clean(const char *directory, uint64_t *out_removed)
 {
     if (directory == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_atomic_file_clean: directory is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_atomic_file_clean: directory is NULL");
     }
     long removed = clean_directory(directory);
     if (removed < 0) {
         int err = errno;
-        return hurray__fail_os(HURRAY_ERROR_IO, err, "hurray_atomic_file_clean: cannot read '%s': %s",
-                               directory, strerror(err));
+        return hurray__fail_os(HURRAY_ERROR_IO, err,
+                               "hurray_atomic_file_clean: cannot read '%s': %s", directory,
+                               strerror(err));
     }
     if (out_removed != NULL) {
         *out_removed = (uint64_t)removed;
@@ -312,7 +315,8 @@ HurrayStatus hurray_atomic_file_clean(const char *directory, uint64_t *out_remov
 HurrayStatus hurray_atomic_file_open(const char *path, HurrayAtomicFile **out)
 {
     if (path == NULL || out == NULL) {
-        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_atomic_file_open: path or out is NULL");
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
+                            "hurray_atomic_file_open: path or out is NULL");
     }
     *out = NULL;
     HurrayAtomicFile *f = calloc(1, sizeof *f);
@@ -324,8 +328,8 @@ HurrayStatus hurray_atomic_file_open(const char *path, HurrayAtomicFile **out)
     struct stat st;
     int exists = 0;
     const char *base = NULL;
-    HurrayStatus status =
-        hurray__path_resolve_target("hurray_atomic_file_open", path, &f->target, &st, &exists);
+    HurrayStatus status = hurray__path_resolve_target("hurray_atomic_file_open", path, &f->target,
+                                                      &st, &exists);
     if (status == HURRAY_OK) status = split(f, &base);
     if (status == HURRAY_OK) {
         (void)clean_directory(f->directory); /* on the side: a failure here changes nothing */
@@ -427,7 +431,8 @@ HurrayStatus hurray_atomic_file_write(HurrayAtomicFile *file, const void *data, 
     if (file->stage == NULL) {
         file->stage = malloc(REGION);
         if (file->stage == NULL) {
-            return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_atomic_file_write: cannot allocate");
+            return hurray__fail(HURRAY_ERROR_NO_MEMORY,
+                                "hurray_atomic_file_write: cannot allocate");
         }
     }
     const uint8_t *p = data;

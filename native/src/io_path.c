@@ -59,8 +59,7 @@ HurrayStatus hurray__path_open_read(const char *fn, const char *path, int *out_f
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         return hurray__fail_os(HURRAY_ERROR_IO, errno_of(st.st_mode),
-                               "%s: '%s' is %s, not a regular file", fn, path,
-                               kind_of(st.st_mode));
+                               "%s: '%s' is %s, not a regular file", fn, path, kind_of(st.st_mode));
     }
     /* A regular file never blocks, but the descriptor is handed on (to
      * Python's mmap, pread loops): it behaves as any other. */
@@ -153,8 +152,8 @@ HurrayStatus hurray__path_resolve_target(const char *fn, const char *path, char 
             if (!S_ISREG(st.st_mode)) {
                 HurrayStatus status =
                     hurray__fail_os(HURRAY_ERROR_IO, errno_of(st.st_mode),
-                                    "%s: '%s' is %s; only a regular file is replaced", fn,
-                                    current, kind_of(st.st_mode));
+                                    "%s: '%s' is %s; only a regular file is replaced", fn, current,
+                                    kind_of(st.st_mode));
                 free(current);
                 return status;
             }

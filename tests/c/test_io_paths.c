@@ -98,8 +98,8 @@ static void test_open_read(void)
     uint64_t size = 0;
     CHECK_OK(hurray_io_open_read(plain, &fd, &size));
     CHECK(size == 5);
-    CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) == 0);   /* made blocking again */
-    CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);   /* never leaked to a child */
+    CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) == 0); /* made blocking again */
+    CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0); /* never leaked to a child */
     close(fd);
 
     /* A symlink is followed, as open(2) follows it. */
@@ -122,8 +122,7 @@ static void test_open_read(void)
     CHECK(hurray_last_error_errno() == ELOOP);
     CHECK_FAIL(hurray_io_open_read(dir, &fd, &size), HURRAY_ERROR_IO, "a directory");
     CHECK(hurray_last_error_errno() == EISDIR);
-    CHECK_FAIL(hurray_io_open_read("/dev/null", &fd, &size), HURRAY_ERROR_IO,
-               "a character device");
+    CHECK_FAIL(hurray_io_open_read("/dev/null", &fd, &size), HURRAY_ERROR_IO, "a character device");
     CHECK(hurray_last_error_errno() == EINVAL);
 
     /* A FIFO with no writer: open(2) without O_NONBLOCK would wait forever

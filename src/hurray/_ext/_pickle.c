@@ -142,8 +142,7 @@ static uint64_t fingerprint(const unsigned char *p, size_t n)
 {
     uint64_t h = 0;
     if (n >= ((size_t)1 << 20)) {
-        Py_BEGIN_ALLOW_THREADS
-        (void)hurray_io_checksum(p, n, &h);
+        Py_BEGIN_ALLOW_THREADS(void) hurray_io_checksum(p, n, &h);
         Py_END_ALLOW_THREADS
     } else {
         (void)hurray_io_checksum(p, n, &h); /* p is never NULL (no_bytes): never refused */

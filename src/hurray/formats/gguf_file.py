@@ -203,7 +203,7 @@ class GGUFFile(TensorMap):
         info = self._find(index, name)
         if info is None:
             raise KeyError(name)
-        return self._make(index, name, info)
+        return self._tensor(index, name, info)
 
     def __contains__(self, name: object) -> bool:
         return self._find(self._live(), name) is not None
@@ -263,7 +263,7 @@ class GGUFFile(TensorMap):
             raise KeyError(name)
         return _type_name(info.ggml_type) or f"type {info.ggml_type}"
 
-    def _make(self, index: _Index, name: str, info: Any) -> Tensor:
+    def _tensor(self, index: _Index, name: str, info: Any) -> Tensor:
         number = info.ggml_type
         type_name = _type_name(number)
         if type_name is None:
