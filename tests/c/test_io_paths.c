@@ -88,6 +88,37 @@ static HurrayStatus replace(const char *path, const char *text)
     return status;
 }
 
+/* A 1-D tensor of n elements of dtype in one buffer of `nbytes`, as the pair
+ * the writer takes; the caller destroys both. */
+typedef struct Pair {
+    HurrayTensorContext *context;
+    HurrayBufferList *list;
+} Pair;
+
+static Pair one_buffer(uint32_t dtype, uint64_t n, uint64_t nbytes)
+{
+    uint64_t shape[1] = {n};
+    HurrayDescriptor *desc = NULL;
+    CHECK_OK(hurray_descriptor_new(dtype, 1, shape, &desc));
+    uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
+    uint64_t len;
+    CHECK_OK(hurray_descriptor_encode(desc, bytes, sizeof bytes, &len));
+    hurray_descriptor_destroy(&desc);
+    Pair p = {NULL, NULL};
+    HurrayBuffer *buf = NULL;
+    CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, NULL, NULL, &p.context));
+    CHECK_OK(hurray_buffer_list_new(&p.list));
+    CHECK_OK(hurray_buffer_new(nbytes, 64, &buf));
+    CHECK_OK(hurray_buffer_list_push(p.list, &buf));
+    return p;
+}
+
+static void pair_destroy(Pair *p)
+{
+    hurray_tensor_context_destroy(&p->context);
+    hurray_buffer_list_destroy(&p->list);
+}
+
 /* ---- reading --------------------------------------------------------------- */
 
 static void test_open_read(void)
@@ -388,29 +419,16 @@ static void test_refused_write(void)
         CHECK(temporaries(dir) == 0);
         CHECK(access(path_in("big.bin"), F_OK) != 0);
         /* The hurray-io writer says the same, not "the stream refused". */
-        uint64_t shape[1] = {1 << 20};
-        HurrayDescriptor *desc = NULL;
-        CHECK_OK(hurray_descriptor_new(HURRAY_DTYPE_FLOAT32, 1, shape, &desc));
-        uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
-        uint64_t len;
-        CHECK_OK(hurray_descriptor_encode(desc, bytes, sizeof bytes, &len));
-        hurray_descriptor_destroy(&desc);
-        HurrayTensorContext *context = NULL;
-        HurrayBufferList *list = NULL;
-        HurrayBuffer *buf = NULL;
-        CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, NULL, NULL, &context));
-        CHECK_OK(hurray_buffer_list_new(&list));
-        CHECK_OK(hurray_buffer_new(4 << 20, 64, &buf));
-        CHECK_OK(hurray_buffer_list_push(list, &buf));
+        Pair big = one_buffer(HURRAY_DTYPE_FLOAT32, 1 << 20, 4 << 20);
         HurrayWriter *w = NULL;
         CHECK_OK(hurray_writer_open(path_in("big.hurray"), 0, &w));
-        CHECK_FAIL(hurray_writer_add(w, "t", 1, context, list), HURRAY_ERROR_IO, "File too large");
+        CHECK_FAIL(hurray_writer_add(w, "t", 1, big.context, big.list), HURRAY_ERROR_IO,
+                   "File too large");
         CHECK(hurray_last_error_errno() == EFBIG);
         CHECK_FAIL(hurray_writer_finish(w), HURRAY_ERROR_IO, "File too large");
         hurray_writer_destroy(&w);
         CHECK(temporaries(dir) == 0);
-        hurray_tensor_context_destroy(&context);
-        hurray_buffer_list_destroy(&list);
+        pair_destroy(&big);
         _exit(0);
     }
     int status;
@@ -420,35 +438,21 @@ static void test_refused_write(void)
 
 /* ---- a mapped file that shrinks, a frame of another alignment ------------- */
 
-static void write_one(const char *path, uint64_t n)
+static void write_one(const char *path, uint64_t n, uint32_t flags)
 {
-    uint64_t shape[1] = {n};
-    HurrayDescriptor *desc = NULL;
-    CHECK_OK(hurray_descriptor_new(HURRAY_DTYPE_UINT8, 1, shape, &desc));
-    uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
-    uint64_t len;
-    CHECK_OK(hurray_descriptor_encode(desc, bytes, sizeof bytes, &len));
-    hurray_descriptor_destroy(&desc);
-    HurrayTensorContext *context = NULL;
-    HurrayBufferList *list = NULL;
-    HurrayBuffer *buf = NULL;
-    CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, NULL, NULL, &context));
-    CHECK_OK(hurray_buffer_list_new(&list));
-    CHECK_OK(hurray_buffer_new(n, 64, &buf));
-    CHECK_OK(hurray_buffer_list_push(list, &buf));
+    Pair p = one_buffer(HURRAY_DTYPE_UINT8, n, n);
     HurrayWriter *w = NULL;
-    CHECK_OK(hurray_writer_open(path, 0, &w));
-    CHECK_OK(hurray_writer_add(w, "t", 1, context, list));
+    CHECK_OK(hurray_writer_open(path, flags, &w));
+    CHECK_OK(hurray_writer_add(w, "t", 1, p.context, p.list));
     CHECK_OK(hurray_writer_finish(w));
     hurray_writer_destroy(&w);
-    hurray_tensor_context_destroy(&context);
-    hurray_buffer_list_destroy(&list);
+    pair_destroy(&p);
 }
 
 static void test_shrunk_under_the_reader(void)
 {
     const char *path = path_in("shrinks.hurray");
-    write_one(path, 1 << 20);
+    write_one(path, 1 << 20, 0);
     for (int pread_reader = 0; pread_reader < 2; pread_reader++) {
         HurrayReader *r = NULL;
         uint32_t flags = HURRAY_READ_NO_VERIFY | (pread_reader ? HURRAY_READ_NO_MMAP : 0);
@@ -469,7 +473,7 @@ static void test_shrunk_under_the_reader(void)
         hurray_tensor_context_destroy(&context);
         hurray_buffer_list_destroy(&list);
         hurray_reader_destroy(&r);
-        write_one(path, 1 << 20);
+        write_one(path, 1 << 20, 0);
     }
     /* Verifying readers check at hurray_reader_tensor too. */
     HurrayReader *r = NULL;
@@ -487,27 +491,9 @@ static void test_shrunk_under_the_reader(void)
 static void test_frame_of_another_alignment(void)
 {
     const char *source = path_in("paged.hurray");
-    HurrayWriter *w = NULL;
-    uint64_t shape[1] = {16};
-    HurrayDescriptor *desc = NULL;
-    CHECK_OK(hurray_descriptor_new(HURRAY_DTYPE_UINT8, 1, shape, &desc));
-    uint8_t bytes[HURRAY_MAX_DESCRIPTOR_LEN];
-    uint64_t len;
-    CHECK_OK(hurray_descriptor_encode(desc, bytes, sizeof bytes, &len));
-    hurray_descriptor_destroy(&desc);
+    write_one(source, 16, HURRAY_WRITE_PAGE_ALIGN);
     HurrayTensorContext *context = NULL;
     HurrayBufferList *list = NULL;
-    HurrayBuffer *buf = NULL;
-    CHECK_OK(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, NULL, NULL, &context));
-    CHECK_OK(hurray_buffer_list_new(&list));
-    CHECK_OK(hurray_buffer_new(16, 64, &buf));
-    CHECK_OK(hurray_buffer_list_push(list, &buf));
-    CHECK_OK(hurray_writer_open(source, HURRAY_WRITE_PAGE_ALIGN, &w));
-    CHECK_OK(hurray_writer_add(w, "t", 1, context, list));
-    CHECK_OK(hurray_writer_finish(w));
-    hurray_writer_destroy(&w);
-    hurray_tensor_context_destroy(&context);
-    hurray_buffer_list_destroy(&list);
 
     /* Read the page-aligned file: header (4096), frame, index, trailer. */
     static uint8_t in[1 << 16], out[1 << 16];
