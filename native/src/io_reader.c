@@ -637,8 +637,8 @@ static HurrayStatus map_frame(const HurrayReader *r, const Entry *e, HurrayFrame
  * cp) makes a touch of the lost pages a SIGBUS, which would end the process
  * inside Hurray's own code. So the size is checked first, and a frame the
  * file no longer holds is CORRUPT (ADR-057). What the caller does with the
- * memory afterwards is the caller's; a file that shrinks while its bytes
- * are being hashed can still fault, in a window as long as the hash. */
+ * memory afterwards is the caller's; a file that shrinks between a check
+ * and the end of the hashing step after it can still fault. */
 static HurrayStatus still_held(const HurrayReader *r, const Entry *e)
 {
     struct stat st;
