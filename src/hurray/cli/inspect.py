@@ -1,6 +1,6 @@
-"""``python -m hurray inspect FILE``: one line per tensor of a hurray-io file:
-name, dtype, shape, quantization, bytes. Reads only the index and the frame
-headers (no checksums: that is ``verify``)."""
+"""``python -m hurray inspect FILE``: the file's metadata, then a header row and
+one tab-separated line per tensor. Reads only the index and the frame headers
+(no checksums: that is ``verify``)."""
 import argparse
 import sys
 
@@ -10,7 +10,17 @@ from ..core.tensor import Tensor
 from ..errors import HurrayError
 
 NAME = "inspect"
-HELP = "list the tensors of a hurray-io, GGUF or safetensors file"
+HELP = "list the tensors of a .hurray, .gguf or .safetensors file"
+DESCRIPTION = """\
+List the tensors of a .hurray, .gguf or .safetensors file (by its extension).
+
+Prints the file's metadata as lines starting with '#', then a header row and
+one tab-separated line per tensor: its name, dtype, shape (32x16, or scalar),
+quantization ('-' for none, else the scheme and its parameters) and bytes.
+Reads the file's index, not the tensors' bytes; 'verify' checks those.
+Exit status: 0; 1 when the file cannot be read or a tensor is refused.
+"""
+HEADER = "name\tdtype\tshape\tquantization\tbytes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,12 +53,13 @@ def run(args: argparse.Namespace) -> int:
     from .inspect_model import MODEL_EXTENSIONS, run as run_model
 
     if args.file.lower().endswith(MODEL_EXTENSIONS):  # GGUF and safetensors files: see inspect_model
-        return run_model(args, describe)
+        return run_model(args, HEADER, describe)
 
     try:
         with load(args.file, verify=False) as f:
             for key, value in sorted(f.metadata.items()):
                 print(f"# {key} = {value}")
+            print(HEADER)
             for name in f:
                 print(describe(name, f[name]))
     except HurrayError as exc:

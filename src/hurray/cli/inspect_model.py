@@ -24,12 +24,13 @@ def _short(value: Any) -> str:
     return text if len(text) <= _LONG else text[:_LONG - 3] + "..."
 
 
-def run(args: argparse.Namespace, describe: Callable[[str, Tensor], str]) -> int:
+def run(args: argparse.Namespace, header: str, describe: Callable[[str, Tensor], str]) -> int:
     status = 0
     try:
         with open_model_file(args.file) as f:
             for key, value in sorted(f.metadata.items()):
                 print(f"# {key} = {_short(value)}")
+            print(header)
             for name in f:
                 try:
                     tensor = f[name]
