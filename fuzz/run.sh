@@ -5,11 +5,14 @@
 # HURRAY_FUZZ_TARGET picks the target: "descriptor" (the default,
 # fuzz/descriptor_fuzz.c), "io" (fuzz/io_fuzz.c, the hurray-io file and
 # frame readers, built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION),
-# "gguf" (fuzz/gguf_fuzz.c, the GGUF index of hurray_gguf.h) or "dequant"
-# (fuzz/dequant_fuzz.c, the dequantizer, its scalar path against its AVX2 one).
+# "frame_stream" (fuzz/frame_stream_fuzz.c, hurray_frame_read and
+# hurray_frame_write behind callbacks that lie, fail and stall, built the
+# same way), "gguf" (fuzz/gguf_fuzz.c, the GGUF index of hurray_gguf.h) or
+# "dequant" (fuzz/dequant_fuzz.c, the dequantizer, its scalar path against
+# its AVX2 one).
 #
 # Seeds: descriptor, tests/vectors/*.hex, converted to binary in a temporary
-# corpus; io, gguf and dequant, fuzz/TARGET_seeds/*. Every saved reproducer
+# corpus; the others, fuzz/TARGET_seeds/*. Every saved reproducer
 # (descriptor: tests/vectors/regressions/*.bin, others:
 # fuzz/TARGET_regressions/*.bin) is replayed first.
 # Prints libFuzzer's final "#N DONE cov: ..." line and its final stats;
@@ -39,9 +42,10 @@ main() {
     case "$target" in
         descriptor) max_len=2048; target_flags=""; regression_dir=tests/vectors/regressions ;;
         io) max_len=8192; target_flags="-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"; regression_dir=fuzz/io_regressions ;;
+        frame_stream) max_len=8192; target_flags="-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"; regression_dir=fuzz/frame_stream_regressions ;;
         gguf) max_len=4096; target_flags=""; regression_dir=fuzz/gguf_regressions ;;
         dequant) max_len=8192; target_flags=""; regression_dir=fuzz/dequant_regressions ;;
-        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor, io, gguf or dequant, got '$target'" >&2; exit 2 ;;
+        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor, io, frame_stream, gguf or dequant, got '$target'" >&2; exit 2 ;;
     esac
     build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
     clang="${CLANG:-clang}"

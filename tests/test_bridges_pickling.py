@@ -409,25 +409,44 @@ def test_reordered_buffers_of_the_same_size_are_told_apart_by_their_fingerprints
             pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
 
 
-def test_every_byte_at_either_edge_counts_in_the_fingerprint():
-    # 600-byte buffers: the first and last 256 bytes are read, the middle is not.
+def _same_length_buffers(first, second):
+    """uint8 values (600 bytes) with a float32 scale and an int32 zero point of
+    600 bytes each per axis, the two given as byte arrays."""
     values = np.zeros(600, dtype=np.uint8)
-    scale, zero = np.zeros(150, dtype=np.float32), np.zeros(150, dtype=np.int32)
+    scale, zero = first.view(np.float32), second.view(np.int32)
     descriptor = hurray.Descriptor.build(
         "uint8", (150, 4), scheme="affine", granularity="per_axis", axis=0,
         parts={"values": ("uint8", 0), "scale": ("float32", 1), "zero_point": ("int32", 2)},
     )
     arrays = (values, scale, zero)
-    tensor = Tensor(descriptor, [(a.__array_interface__["data"][0], a.nbytes) for a in arrays], owner=arrays)
+    return Tensor(descriptor, [(a.__array_interface__["data"][0], a.nbytes) for a in arrays], owner=arrays)
+
+
+def test_every_byte_counts_in_the_fingerprint():
+    # ADR-049 § 2 as amended (issue 27): the fingerprint hashes the whole
+    # buffer, not its first and last 256 bytes; a flip anywhere is refused.
+    first, second = np.zeros(600, dtype=np.uint8), np.zeros(600, dtype=np.uint8)
+    tensor = _same_length_buffers(first, second)
     data, buffers = dumps5(tensor)
-    raw = scale.view(np.uint8)
-    for index in (0, 255, 344, 599):
-        raw[index] ^= 1
+    for index in (0, 255, 256, 300, 343, 344, 599):
+        first[index] ^= 1
         with pytest.raises(CorruptError, match="buffer 1 does not match"):
             pickle.loads(data, buffers=buffers)
-        raw[index] ^= 1
-    raw[300] ^= 1  # the middle is not read
+        first[index] ^= 1
     pickle.loads(data, buffers=buffers)
+
+
+def test_same_length_buffers_with_equal_edges_cannot_pass_swapped():
+    # Issue 27, item 12: equal first and last 256 bytes, different middles.
+    # Edge fingerprints let the swap through and gave a different tensor.
+    first, second = np.zeros(600, dtype=np.uint8), np.zeros(600, dtype=np.uint8)
+    first[256:344] = 1
+    second[256:344] = 2
+    tensor = _same_length_buffers(first, second)
+    data, buffers = dumps5(tensor)
+    assert pickle.loads(data, buffers=buffers).dequantize().tobytes() == tensor.dequantize().tobytes()
+    with pytest.raises(CorruptError, match="buffer 1 does not match the one pickled"):
+        pickle.loads(data, buffers=[buffers[0], buffers[2], buffers[1]])
 
 
 def test_mismatched_versions_in_the_state():
@@ -478,12 +497,12 @@ def test_malformed_state_fields():
             pickle.loads(pickle.dumps(Crafted(*state), protocol=5))
 
 
-def test_memory_changed_after_pickling_at_a_fingerprinted_edge_is_refused():
+def test_memory_changed_after_pickling_in_a_fingerprinted_buffer_is_refused():
     # The price of telling same-length buffers apart (ADR-049 § 2): for those
-    # buffers only, a change to either edge between dumps and loads is refused.
+    # buffers only, a change anywhere between dumps and loads is refused.
     tensor, arrays = _same_length_scales_and_zero_points()
     data, buffers = dumps5(tensor)
-    arrays[2][0] += 1
+    arrays[2][3] += 1
     with pytest.raises(CorruptError, match="changed after pickling"):
         pickle.loads(data, buffers=buffers)
 

@@ -231,19 +231,39 @@ def test_kill_during_save_leaves_the_old_file_intact(tmp_path):
     try:
         assert child.stdout.readline().strip() == "ready"
         deadline = time.monotonic() + 60
-        temps = []
-        while time.monotonic() < deadline:
-            temps = [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
-            if temps and temps[0].stat().st_size > (16 << 20):
-                break
+        temp_size = 0
+        while time.monotonic() < deadline and temp_size <= (16 << 20):
+            temp_size = _open_temporary_size(child.pid, tmp_path)
             time.sleep(0.005)
-        assert temps, "the child never started writing its temporary file"
+        assert temp_size > (16 << 20), "the child never got far into writing its temporary file"
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(timeout=60)
     assert child.returncode == -signal.SIGKILL
     assert path.read_bytes() == before
     assert np.array_equal(np.asarray(hurray.load(path)["t"]), np.arange(100))
+    # The temporary had no name (O_TMPFILE on this file system): nothing is left.
+    assert [p.name for p in tmp_path.iterdir()] == ["old.hurray"]
+
+
+def _open_temporary_size(pid, directory):
+    """The size of the largest file `pid` has open in `directory` other than
+    the ones named there (its temporary, named or not); 0 if none."""
+    named = {os.path.join(directory, n) for n in os.listdir(directory) if ".hurray-tmp-" not in n}
+    largest = 0
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return 0
+    for fd in fds:
+        link = f"/proc/{pid}/fd/{fd}"
+        try:
+            target = os.readlink(link)
+            if target.startswith(str(directory)) and target not in named:
+                largest = max(largest, os.stat(link).st_size)
+        except OSError:
+            continue
+    return largest
 
 
 # ---- bad files: each a HurrayError, never a crash ---------------------------

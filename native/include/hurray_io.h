@@ -61,10 +61,92 @@ uint32_t hurray_io_version(void);
  * Ownership: nothing changes hands. */
 HurrayStatus hurray_io_checksum(const void *data, uint64_t len, uint64_t *out);
 
+/* ---- paths and the operating system --------------------------------------
+ *
+ * One policy for every function that takes a path (docs/security.md, "Paths";
+ * ADR-056). A path is a NUL-terminated string: a binding must refuse a path
+ * that holds a NUL before it gets here (Python raises InvalidArgumentError),
+ * since C cannot see past the first one. Symlinks are followed, as open(2)
+ * follows them. Reading refuses anything but a regular file, without
+ * blocking: a FIFO or device is opened O_NONBLOCK and refused after fstat.
+ * Writing replaces the file a path names (through its symlinks; the links
+ * stay) atomically, by a temporary file beside it (HurrayAtomicFile): a new
+ * file gets the mode open(2) would give it (0666 less the umask), a replaced
+ * one keeps its permission bits and, where allowed, its owner.
+ */
+
+/* The errno behind this thread's last failure when the operating system
+ * refused an open, read, write, sync or rename (HURRAY_ERROR_IO), which a
+ * binding turns into its own kind of error (Python: FileNotFoundError for
+ * ENOENT, ...); 0 when the last failure was not the operating system's.
+ * Statuses: none.
+ * Ownership: nothing is allocated. */
+int hurray_last_error_errno(void);
+
+/* Opens the regular file at path for reading, under the path policy above:
+ * *out_fd is a blocking, close-on-exec descriptor, *out_size the file's size.
+ * A missing file, a directory, FIFO, device or socket is HURRAY_ERROR_IO with
+ * hurray_last_error_errno() set (ENOENT, EISDIR; EINVAL for the others).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_IO.
+ * Ownership: the caller owns *out_fd and closes it; path stays the caller's. */
+HurrayStatus hurray_io_open_read(const char *path, int *out_fd, uint64_t *out_size);
+
+/* ---- HurrayAtomicFile: a file replaced whole, or not at all --------------
+ *
+ * Every Hurray writer (hurray_writer_*, and Python's save_gguf and
+ * save_safetensors) writes through one (ADR-056): the bytes go to a
+ * temporary file in the target's directory -- with no name where the file
+ * system has O_TMPFILE, so a writer killed outright leaves nothing; else
+ * named BASE.hurray-tmp-PID-N -- which finish syncs, names, renames over
+ * the target, and whose directory it syncs (ADR-039 § 6, ADR-050). Until
+ * then the target is untouched; a writer that fails or is destroyed
+ * unfinished removes its temporary. The temporary is locked (flock) while
+ * it exists, so hurray_atomic_file_clean can tell the temporaries of dead
+ * writers from live ones. Writes reach the file in whole 2 MiB regions
+ * (ADR-058). */
+typedef struct HurrayAtomicFile HurrayAtomicFile;
+
+/* Creates the temporary file for replacing path, first removing stale
+ * temporaries of dead writers in that directory (hurray_atomic_file_clean).
+ * path must name a regular file or nothing yet (after its symlinks).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_IO, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: the caller owns *out, freed by hurray_atomic_file_destroy; path stays the
+ * caller's. */
+HurrayStatus hurray_atomic_file_open(const char *path, HurrayAtomicFile **out);
+
+/* Appends len bytes to the temporary file (small writes are gathered and
+ * may reach the file only at a later call). A failed write makes the file
+ * unusable: later writes and finish fail, with the operating system's errno.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
+ * HURRAY_ERROR_NO_MEMORY.
+ * Ownership: data is only read, during the call. */
+HurrayStatus hurray_atomic_file_write(HurrayAtomicFile *file, const void *data, uint64_t len);
+
+/* Writes what is gathered, fdatasyncs the temporary file, renames it over
+ * the target and syncs the directory. The file it replaced is held open
+ * until destroy (ADR-050).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO.
+ * Ownership: nothing changes hands; the file still needs hurray_atomic_file_destroy. */
+HurrayStatus hurray_atomic_file_finish(HurrayAtomicFile *file);
+
+/* Frees the file: unfinished, its temporary is removed and the target left
+ * as it was; finished, the file it replaced is released (its blocks freed).
+ * Statuses: none.
+ * Ownership: frees the file and nulls *file; NULL is a no-op. */
+void hurray_atomic_file_destroy(HurrayAtomicFile **file);
+
+/* Removes the temporaries that dead writers left in directory: only names
+ * of the form BASE.hurray-tmp-PID-N, only regular files, only when no
+ * process PID exists and no writer holds the file's lock. *out_removed
+ * (may be NULL) gets how many were removed.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_IO.
+ * Ownership: nothing changes hands. */
+HurrayStatus hurray_atomic_file_clean(const char *directory, uint64_t *out_removed);
+
 /* ---- HurrayReader: a .hurray file, opened for random access ------------ */
 
-/* Opens the file at path (NUL-terminated) with flags HURRAY_READ_*, and
- * checks its header, trailer and index before it returns.
+/* Opens the file at path (NUL-terminated; the path policy above) with flags
+ * HURRAY_READ_*, and checks its header, trailer and index before it returns.
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_IO,
  * HURRAY_ERROR_CORRUPT, HURRAY_ERROR_CHECKSUM, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
  * HURRAY_ERROR_NO_MEMORY.

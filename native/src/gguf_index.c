@@ -20,6 +20,16 @@
 #define CORRUPT HURRAY_ERROR_CORRUPT
 #define GGUF_MAX_DIMS 4
 #define GGUF_MAX_NESTING 8
+/* Bounds on what the key-value store may make a reader decode (ADR-041,
+ * docs/security.md "Bounded cost"): every value counts one (a scalar, a
+ * string, an array, and each element of an array), and strings and arrays
+ * inside arrays count apart as well. A real file's largest store, a 262,144-token vocabulary with
+ * its scores, types and merges, is about a million values and nests no
+ * array; a header past either bound is refused before Python turns it into
+ * lists (5 million empty nested arrays cost 17 s there). */
+#define GGUF_MAX_VALUES (1ull << 23)
+#define GGUF_MAX_STRINGS (1ull << 21) /* each costs Python a str: a vocabulary is 10^5 to 10^6 */
+#define GGUF_MAX_NESTED_ARRAYS (1ull << 16)
 #define GGUF_DEFAULT_ALIGNMENT 32u
 #define GGUF_TYPE_UINT32 4u
 #define GGUF_TYPE_STRING 8u
@@ -46,6 +56,9 @@ struct cursor {
     const uint8_t *data;
     uint64_t size;
     uint64_t at;
+    uint64_t values;        /* of the key-value store so far, against GGUF_MAX_VALUES */
+    uint64_t strings;       /* string values so far (keys not counted), against GGUF_MAX_STRINGS */
+    uint64_t nested_arrays; /* arrays inside arrays so far */
 };
 
 /* ---- ggml's type table (facts: GGUF type number, name, block) --------- */
@@ -196,8 +209,21 @@ static unsigned scalar_size(uint32_t type)
     return type < 13 ? sizes[type] : 0;
 }
 
+static HurrayStatus count_values(struct cursor *c, uint64_t n, const char *what)
+{
+    if (n > GGUF_MAX_VALUES - c->values) {
+        return hurray__fail(CORRUPT,
+                            "gguf: %s takes the key-value store past %llu values, more than any "
+                            "model file holds (a bound on what reading the metadata may cost)",
+                            what, (unsigned long long)GGUF_MAX_VALUES);
+    }
+    c->values += n;
+    return HURRAY_OK;
+}
+
 static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, const char *what)
 {
+    HURRAY__TRY(count_values(c, 1, what));
     unsigned size = scalar_size(type);
     if (size != 0) {
         HURRAY__TRY(cursor_need(c, size, what));
@@ -205,6 +231,13 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
         return HURRAY_OK;
     }
     if (type == GGUF_TYPE_STRING) {
+        if (++c->strings > GGUF_MAX_STRINGS) {
+            return hurray__fail(
+                CORRUPT,
+                "gguf: %s takes the key-value store past %llu strings, more than any "
+                "model file holds (a bound on what reading the metadata may cost)",
+                what, (unsigned long long)GGUF_MAX_STRINGS);
+        }
         struct span ignored;
         return cursor_string(c, what, NO_NUMBER, 0, &ignored);
     }
@@ -214,6 +247,12 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
     if (depth >= GGUF_MAX_NESTING) {
         return hurray__fail(CORRUPT, "gguf: %s nests arrays more than %d deep", what,
                             GGUF_MAX_NESTING);
+    }
+    if (depth > 0 && ++c->nested_arrays > GGUF_MAX_NESTED_ARRAYS) {
+        return hurray__fail(CORRUPT,
+                            "gguf: %s: more than %llu arrays inside arrays in the key-value store "
+                            "(a bound on what reading the metadata may cost)",
+                            what, (unsigned long long)GGUF_MAX_NESTED_ARRAYS);
     }
     uint64_t inner, count;
     HURRAY__TRY(cursor_uint(c, 4, what, &inner));
@@ -231,6 +270,7 @@ static HurrayStatus skip_value(struct cursor *c, uint32_t type, unsigned depth, 
         return cursor_need(c, UINT64_MAX, label);
     }
     if (element != 0) {
+        HURRAY__TRY(count_values(c, count, label));
         c->at += count * element;
         return HURRAY_OK;
     }
@@ -384,6 +424,20 @@ static HurrayStatus read_tensor_info(struct cursor *c, uint64_t i, HurrayGgufTen
     t->rank = (uint32_t)rank;
     for (uint64_t d = 0; d < rank; d++) { /* innermost first in the file; numpy order here */
         HURRAY__TRY(cursor_uint(c, 8, "a tensor's dimension", &t->shape[rank - 1 - d]));
+    }
+    /* ggml counts in int64; numpy refuses a shape whose dimensions other
+     * than zeros multiply past that, even when a zero makes it empty. */
+    uint64_t nonzero = 1;
+    for (uint32_t d = 0; d < t->rank; d++) {
+        if (t->shape[d] != 0 && __builtin_mul_overflow(nonzero, t->shape[d], &nonzero)) {
+            nonzero = UINT64_MAX;
+        }
+    }
+    if (nonzero > (uint64_t)INT64_MAX / 8) {
+        return hurray__fail(CORRUPT,
+                            "gguf: tensor '%.*s': its dimensions multiply past 2^60 elements (no "
+                            "file holds that many; numpy and ggml could not index them)",
+                            shown, text);
     }
     uint64_t type;
     HURRAY__TRY(cursor_uint(c, 4, "a tensor's type", &type));
@@ -539,7 +593,8 @@ HurrayStatus hurray_gguf_index_parse(const uint8_t *data, uint64_t size, HurrayG
     }
     index->data = data;
     index->alignment = GGUF_DEFAULT_ALIGNMENT;
-    struct cursor c = {data, size, 0};
+    struct cursor c = {
+        .data = data, .size = size, .at = 0, .values = 0, .strings = 0, .nested_arrays = 0};
     HurrayStatus status = read_preamble(&c, index);
     if (status == HURRAY_OK) {
         status = read_kvs(&c, index);

@@ -170,10 +170,12 @@ HurrayStatus hurray__frame_write(HurrayWriteFn write, void *stream, uint32_t ali
                                  uint64_t *out_checksum, uint64_t *out_frame_len);
 
 /* Reads one frame through read(stream, ...). verify = 0 skips the data
- * checksum comparison (still computed when out_checksum is wanted: no, it is
- * skipped entirely). out_eof is set when the stream ended cleanly before the
- * frame's first byte; the other outs are then NULL. */
-HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
+ * checksum (neither computed nor compared). align_log2 is the alignment the
+ * frame must state (a file's, so that a frame read with pread is held to the
+ * rule the mapped reader applies), or 0 for any (a stream). At a clean end
+ * of the stream, before the frame's first byte, it returns HURRAY_OK with
+ * the three outs NULL and *out_frame_len 0. */
+HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify, uint32_t align_log2,
                                 HurrayBuffer **out_name, HurrayTensorContext **out_context,
                                 HurrayBufferList **out_list, uint64_t *out_checksum,
                                 uint64_t *out_frame_len);

@@ -16,9 +16,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Buffers are hashed and written (or read and hashed) this many bytes at a
- * time, so the second pass finds the chunk in cache. */
+/* Buffers are hashed (or read and hashed) this many bytes at a time, and
+ * written WRITE_SPAN bytes at a time, so the write finds the bytes the hash
+ * just read in cache while each write is large enough for a file writer to
+ * lay whole 2 MiB regions out in one call (io_atomic.c, ADR-058). */
 #define CHUNK ((uint64_t)1 << 20)
+#define WRITE_SPAN ((uint64_t)8 << 20)
 
 static const uint8_t zeros[4096];
 
@@ -197,8 +200,10 @@ static HurrayStatus emit(Sink *s, const void *data, uint64_t len)
 {
     const uint8_t *p = data;
     while (len > 0) {
-        uint64_t n = len < CHUNK ? len : CHUNK;
-        hurray__hasher_update(s->hasher, p, (size_t)n);
+        uint64_t n = len < WRITE_SPAN ? len : WRITE_SPAN;
+        for (uint64_t at = 0; at < n; at += CHUNK) {
+            hurray__hasher_update(s->hasher, p + at, (size_t)(n - at < CHUNK ? n - at : CHUNK));
+        }
         if (s->write(s->stream, p, n) != 0) {
             return hurray__fail(HURRAY_ERROR_IO, "frame: the stream refused a write of %llu bytes",
                                 (unsigned long long)n);
@@ -514,7 +519,7 @@ static HurrayStatus read_body(Source *s, const uint8_t *header, HurrayFrameLayou
     return HURRAY_OK;
 }
 
-HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
+HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify, uint32_t align_log2,
                                 HurrayBuffer **out_name, HurrayTensorContext **out_context,
                                 HurrayBufferList **out_list, uint64_t *out_checksum,
                                 uint64_t *out_frame_len)
@@ -541,6 +546,11 @@ HurrayStatus hurray__frame_read(HurrayReadFn read, void *stream, int verify,
     HURRAY__TRY(take(&s, header + got, sizeof header - got, "header"));
     HurrayFrameLayout l;
     HURRAY__TRY(hurray__frame_header_decode(header, &l));
+    if (align_log2 != 0 && l.align_log2 != align_log2) {
+        return hurray__fail(HURRAY_ERROR_CORRUPT,
+                            "frame: states alignment 2^%u where its file has 2^%u", l.align_log2,
+                            align_log2);
+    }
     if (verify) {
         HURRAY__TRY(hurray__hasher_new(&s.hasher));
         hurray__hasher_update(s.hasher, header, sizeof header);
@@ -596,6 +606,6 @@ HurrayStatus hurray_frame_read(HurrayReadFn read, void *stream, uint32_t flags,
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT, "hurray_frame_read: unknown flags %#x",
                             flags);
     }
-    return hurray__frame_read(read, stream, !(flags & HURRAY_READ_NO_VERIFY), out_name, out_context,
-                              out_list, NULL, NULL);
+    return hurray__frame_read(read, stream, !(flags & HURRAY_READ_NO_VERIFY), 0, out_name,
+                              out_context, out_list, NULL, NULL);
 }

@@ -1,31 +1,22 @@
 /*
- * io_writer.c -- HurrayWriter: a hurray-io file, written frame by frame to a
- * temporary file beside the target, then synced and renamed over it
- * (docs/impl/io-format.md, "Writing a file").
+ * io_writer.c -- HurrayWriter: a hurray-io file, written frame by frame
+ * through a HurrayAtomicFile (io_atomic.c): to a temporary file beside the
+ * target, then synced and renamed over it (docs/impl/io-format.md, "Writing
+ * a file").
  *
  * Nothing is written to the target path until hurray_writer_finish: a
  * reader that has the old file open or mapped keeps its old bytes (the
  * rename only unlinks the old name), and a writer killed midway leaves the
- * old file whole and a temporary file behind.
- *
- * What syncs when (ADR-050): writeback is started every few MiB as the
- * file is written; finish fdatasyncs the file, renames it, fsyncs the
- * directory. The replaced file is held open across the rename and released
- * by hurray_writer_destroy, so the cost of freeing its blocks (a synchronous
- * trim on some file systems) is not part of finish.
+ * old file whole and a temporary file behind, which the next writer in that
+ * directory removes (ADR-056).
  */
 #define _GNU_SOURCE
 #include "io_format.h"
+#include "io_path.h"
 #include "status.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct WEntry {
@@ -44,15 +35,11 @@ typedef struct WMeta {
 } WMeta;
 
 struct HurrayWriter {
-    int fd;
-    int replaced_fd; /* the file finish renamed over, held until destroy; -1 if none */
-    int failed;      /* a write failed: the file is unusable, finish refuses */
+    HurrayAtomicFile *file;
+    int failed; /* a write failed: the file is unusable, finish refuses */
     int finished;
     uint32_t align_log2;
     uint64_t pos;
-    uint64_t flushed; /* bytes before this offset have had their writeback started */
-    char *path;
-    char *tmp_path;
     WEntry *entries;
     uint64_t count, capacity;
     WMeta *meta;
@@ -61,101 +48,20 @@ struct HurrayWriter {
     HurrayNameSet *keys;
 };
 
-/* Writeback is started every this many bytes (see start_writeback). */
-#define WRITEBACK_STEP ((uint64_t)4 << 20)
-
-/* Starts writing what was written since the last call back to the disk,
- * without waiting for it, once WRITEBACK_STEP bytes have gathered: the disk
- * works while the next bytes are written, whatever the tensors' sizes, and
- * the fdatasync in hurray_writer_finish has only the tail left to wait for
- * (a 256 MiB save: about a quarter faster). Only a hint: an I/O error still
- * surfaces at fdatasync, and where there is no sync_file_range nothing
- * changes but the speed. */
-static void start_writeback(HurrayWriter *w)
-{
-    /* Whole 4 KiB blocks only: a partly written block would go out twice. */
-    uint64_t end = w->pos & ~(uint64_t)4095;
-    if (end < w->flushed || end - w->flushed < WRITEBACK_STEP) {
-        return;
-    }
-#ifdef __linux__
-    (void)sync_file_range(w->fd, (off_t)w->flushed, (off_t)(end - w->flushed),
-                          SYNC_FILE_RANGE_WRITE);
-#endif
-    w->flushed = end;
-}
-
 static HurrayStatus write_all(HurrayWriter *w, const void *data, uint64_t len)
 {
-    const uint8_t *p = data;
-    while (len > 0) {
-        size_t n = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)len;
-        ssize_t done = write(w->fd, p, n);
-        if (done < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            w->failed = 1;
-            return hurray__fail(HURRAY_ERROR_IO, "writer: cannot write '%s': %s", w->tmp_path,
-                                strerror(errno));
-        }
-        p += done;
-        len -= (uint64_t)done;
-        w->pos += (uint64_t)done;
-        start_writeback(w);
+    HurrayStatus status = hurray_atomic_file_write(w->file, data, len);
+    if (status != HURRAY_OK) {
+        w->failed = 1;
+        return status;
     }
+    w->pos += len;
     return HURRAY_OK;
 }
 
 static int write_callback(void *stream, const void *data, uint64_t len)
 {
     return write_all(stream, data, len) == HURRAY_OK ? 0 : -1;
-}
-
-static char *copy_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    if (c != NULL) {
-        memcpy(c, s, n);
-    }
-    return c;
-}
-
-/* A fresh temporary name in the target's directory, opened O_EXCL with mode
- * 0666 so the process umask applies as for any new file. */
-static HurrayStatus open_temp(HurrayWriter *w)
-{
-    static atomic_uint counter;
-    size_t room = strlen(w->path) + 64;
-    w->tmp_path = malloc(room);
-    if (w->tmp_path == NULL) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_open: cannot allocate");
-    }
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(w->tmp_path, room, "%s.tmp-%ld-%u", w->path, (long)getpid(),
-                 atomic_fetch_add(&counter, 1));
-        w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (w->fd >= 0) {
-            break;
-        }
-        if (errno != EEXIST) {
-            return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_open: cannot create '%s': %s",
-                                w->tmp_path, strerror(errno));
-        }
-    }
-    if (w->fd < 0) {
-        return hurray__fail(HURRAY_ERROR_IO,
-                            "hurray_writer_open: no free temporary name beside "
-                            "'%s'",
-                            w->path);
-    }
-    /* Replacing a file keeps its permission bits. */
-    struct stat st;
-    if (stat(w->path, &st) == 0 && S_ISREG(st.st_mode)) {
-        (void)fchmod(w->fd, st.st_mode & 07777);
-    }
-    return HURRAY_OK;
 }
 
 HurrayStatus hurray_writer_open(const char *path, uint32_t flags, HurrayWriter **out)
@@ -171,8 +77,6 @@ HurrayStatus hurray_writer_open(const char *path, uint32_t flags, HurrayWriter *
     if (w == NULL) {
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_open: cannot allocate");
     }
-    w->fd = -1;
-    w->replaced_fd = -1;
     w->align_log2 = HURRAY__ALIGN_LOG2_DEFAULT;
     if (flags & HURRAY_WRITE_PAGE_ALIGN) {
         long page = sysconf(_SC_PAGESIZE);
@@ -182,14 +86,9 @@ HurrayStatus hurray_writer_open(const char *path, uint32_t flags, HurrayWriter *
         }
         w->align_log2 = log2;
     }
-    HurrayStatus status = HURRAY_OK;
-    w->path = copy_string(path);
-    if (w->path == NULL) {
-        status = hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_open: cannot allocate");
-    }
-    if (status == HURRAY_OK) status = hurray__name_set_new(&w->names);
+    HurrayStatus status = hurray__name_set_new(&w->names);
     if (status == HURRAY_OK) status = hurray__name_set_new(&w->keys);
-    if (status == HURRAY_OK) status = open_temp(w);
+    if (status == HURRAY_OK) status = hurray_atomic_file_open(path, &w->file);
     if (status == HURRAY_OK) {
         uint8_t header[HURRAY__FILE_HEADER_LEN] = {0};
         memcpy(header, HURRAY__FILE_MAGIC, 8);
@@ -222,10 +121,10 @@ static HurrayStatus usable(const char *fn, const HurrayWriter *w)
                             fn);
     }
     if (w->failed) {
-        return hurray__fail(HURRAY_ERROR_IO,
-                            "%s: an earlier write failed; the file cannot be "
-                            "finished",
-                            fn);
+        int err = hurray__atomic_file_errno(w->file);
+        return hurray__fail_os(HURRAY_ERROR_IO, err,
+                               "%s: an earlier write failed (%s); the file cannot be finished", fn,
+                               err ? strerror(err) : "see the error it gave");
     }
     return HURRAY_OK;
 }
@@ -349,6 +248,14 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
             writer->failed = 1;
         }
         free(e.name);
+        int err = writer->failed ? hurray__atomic_file_errno(writer->file) : 0;
+        if (err != 0) {
+            /* The frame writer only saw the callback fail; say what the
+             * operating system said (No space left on device, ...). */
+            return hurray__fail_os(HURRAY_ERROR_IO, err,
+                                   "hurray_writer_add: cannot write the temporary file of '%s': %s",
+                                   hurray__atomic_file_target(writer->file), strerror(err));
+        }
         return status;
     }
     if (hurray__name_set_add(writer->names, e.name, e.name_len, writer->count, &existing) != 1) {
@@ -357,33 +264,6 @@ HurrayStatus hurray_writer_add(HurrayWriter *writer, const char *name, uint64_t 
         return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_add: cannot grow the names");
     }
     writer->entries[writer->count++] = e;
-    return HURRAY_OK;
-}
-
-static HurrayStatus sync_directory(const char *path)
-{
-    char *copy = copy_string(path);
-    if (copy == NULL) {
-        return hurray__fail(HURRAY_ERROR_NO_MEMORY, "hurray_writer_finish: cannot allocate");
-    }
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(copy);
-    if (fd < 0) {
-        return hurray__fail(HURRAY_ERROR_IO,
-                            "hurray_writer_finish: cannot open the directory of "
-                            "'%s': %s",
-                            path, strerror(errno));
-    }
-    int rc = fsync(fd);
-    int err = errno;
-    close(fd);
-    /* Some file systems cannot sync a directory; the rename is still done. */
-    if (rc != 0 && err != EINVAL && err != EROFS) {
-        return hurray__fail(HURRAY_ERROR_IO,
-                            "hurray_writer_finish: cannot sync the directory of "
-                            "'%s': %s",
-                            path, strerror(err));
-    }
     return HURRAY_OK;
 }
 
@@ -444,59 +324,19 @@ static HurrayStatus write_index(HurrayWriter *w)
     return write_all(w, t, sizeof t);
 }
 
-/* A reference to the file at path (if any) that keeps it alive after the
- * rename drops its last name: the kernel then frees its blocks (and, on a
- * file system mounted with discard and no journal, waits for the device to
- * trim them: 40 ms for 256 MiB here) at destroy, not inside the rename.
- * O_PATH needs no permission to read the file; without it, nothing is held
- * and the rename frees the file as before. */
-static int hold_replaced(const char *path)
-{
-#ifdef O_PATH
-    return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-#else
-    (void)path;
-    return -1;
-#endif
-}
-
 HurrayStatus hurray_writer_finish(HurrayWriter *writer)
 {
     HURRAY__TRY(usable("hurray_writer_finish", writer));
     HurrayStatus status = write_index(writer);
+    if (status == HURRAY_OK) {
+        status = hurray_atomic_file_finish(writer->file);
+    }
     if (status != HURRAY_OK) {
         writer->failed = 1;
         return status;
     }
-    /* fdatasync writes the data and the metadata needed to read it back
-     * (size, block map), which is all the rename needs: the new name must
-     * never point at a file whose bytes are not on the disk. Timestamps are
-     * not needed. The directory fsync below makes the rename itself last. */
-    if (fdatasync(writer->fd) != 0) {
-        writer->failed = 1;
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_finish: cannot sync '%s': %s",
-                            writer->tmp_path, strerror(errno));
-    }
-    int rc = close(writer->fd);
-    writer->fd = -1;
-    if (rc != 0) {
-        writer->failed = 1;
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_finish: cannot close '%s': %s",
-                            writer->tmp_path, strerror(errno));
-    }
-    int held = hold_replaced(writer->path);
-    if (rename(writer->tmp_path, writer->path) != 0) {
-        int err = errno;
-        if (held >= 0) {
-            close(held);
-        }
-        writer->failed = 1;
-        return hurray__fail(HURRAY_ERROR_IO, "hurray_writer_finish: cannot rename '%s' to '%s': %s",
-                            writer->tmp_path, writer->path, strerror(err));
-    }
-    writer->replaced_fd = held;
     writer->finished = 1;
-    return sync_directory(writer->path);
+    return HURRAY_OK;
 }
 
 void hurray_writer_destroy(HurrayWriter **writer)
@@ -506,15 +346,8 @@ void hurray_writer_destroy(HurrayWriter **writer)
     }
     HurrayWriter *w = *writer;
     *writer = NULL;
-    if (w->fd >= 0) {
-        close(w->fd);
-    }
-    if (w->replaced_fd >= 0) {
-        close(w->replaced_fd); /* the last reference: the replaced file is freed now */
-    }
-    if (!w->finished && w->tmp_path != NULL) {
-        unlink(w->tmp_path);
-    }
+    /* Unfinished: removes the temporary; finished: releases the replaced file. */
+    hurray_atomic_file_destroy(&w->file);
     for (uint64_t i = 0; i < w->count; i++) {
         free(w->entries[i].name);
     }
@@ -526,7 +359,5 @@ void hurray_writer_destroy(HurrayWriter **writer)
     free(w->meta);
     hurray__name_set_destroy(&w->names);
     hurray__name_set_destroy(&w->keys);
-    free(w->path);
-    free(w->tmp_path);
     free(w);
 }

@@ -4,6 +4,8 @@
  */
 #include "status.h"
 
+#include "hurray_io.h" /* hurray_last_error_errno */
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -13,18 +15,44 @@
  * describes the last failure, not the last call. */
 static _Thread_local char last_message[HURRAY__MESSAGE_CAPACITY];
 
-HurrayStatus hurray__fail(HurrayStatus status, const char *fmt, ...)
+/* The errno behind the last failure when the operating system refused
+ * something (hurray__fail_os); every other failure sets it to 0, so it never
+ * describes an older failure than the message does. */
+static _Thread_local int last_errno;
+
+static void record(HurrayStatus status, const char *fmt, va_list args)
 {
-    va_list args;
-    va_start(args, fmt);
     int written = vsnprintf(last_message, sizeof last_message, fmt, args);
-    va_end(args);
     if (written < 0) {
         /* An encoding error must still leave a non-empty message behind. */
         snprintf(last_message, sizeof last_message, "%s (message could not be formatted)",
                  hurray_status_name(status));
     }
+}
+
+HurrayStatus hurray__fail(HurrayStatus status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    record(status, fmt, args);
+    va_end(args);
+    last_errno = 0;
     return status;
+}
+
+HurrayStatus hurray__fail_os(HurrayStatus status, int err, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    record(status, fmt, args);
+    va_end(args);
+    last_errno = err;
+    return status;
+}
+
+int hurray_last_error_errno(void)
+{
+    return last_errno;
 }
 
 const char *hurray_last_error_message(void)

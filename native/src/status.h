@@ -30,6 +30,13 @@
  * status unchanged. */
 HurrayStatus hurray__fail(HurrayStatus status, const char *fmt, ...) HURRAY__FAILURE_PATH(2, 3);
 
+/* The same, for a refusal by the operating system: also records err (an
+ * errno value) for hurray_last_error_errno (hurray_io.h), which bindings
+ * turn into their own kind of error (Python: FileNotFoundError, ...). The
+ * message should still say strerror(err) in words. */
+HurrayStatus hurray__fail_os(HurrayStatus status, int err, const char *fmt, ...)
+    HURRAY__FAILURE_PATH(3, 4);
+
 /* Returns the status of `expr` from the enclosing function unless it is
  * HURRAY_OK; the message was already recorded by whoever failed. */
 #define HURRAY__TRY(expr)                  \

@@ -1,8 +1,14 @@
 """Every exception the package raises: one class per HurrayStatus, all under HurrayError.
 
 DLPackError, which no status stands for, is here too (the DLPack
-bridge raises it, hurray.bridges.dlpack).
+bridge raises it, hurray.bridges.dlpack). HURRAY_ERROR_IO also carries the
+operating system's errno (hurray_last_error_errno), which picks the
+matching OSError subclass: a missing file is a HurrayFileNotFoundError,
+which is a FileNotFoundError. FrameStreamError and FrameTimeoutError are
+the stream failures of hurray.read_frame and hurray.write_frame.
 """
+import errno as _errno
+import os
 from typing import NoReturn, Optional
 
 from ._ffi import ffi, lib
@@ -67,7 +73,46 @@ class CapsuleError(HurrayError, TypeError):
 
 
 class HurrayIOError(HurrayError, OSError):
-    """The operating system refused a read, write or open of a file or stream."""
+    """The operating system refused a read, write or open of a file or stream.
+
+    ``errno``, ``strerror`` and ``filename`` are set when the operating
+    system said why (``errno.ENOSPC``, ...); the message stays Hurray's.
+    """
+
+    __str__ = Exception.__str__  # the message, not OSError's "[Errno N] ..." once errno is set
+
+
+class HurrayFileNotFoundError(HurrayIOError, FileNotFoundError):
+    """A path names no file (ENOENT): ``except FileNotFoundError`` catches it."""
+
+
+class HurrayPermissionError(HurrayIOError, PermissionError):
+    """The operating system did not allow the open, write or rename (EACCES, EPERM)."""
+
+
+class HurrayIsADirectoryError(HurrayIOError, IsADirectoryError):
+    """A path names a directory where a file was needed (EISDIR)."""
+
+
+class HurrayNotADirectoryError(HurrayIOError, NotADirectoryError):
+    """A component of a path is not a directory (ENOTDIR)."""
+
+
+class FrameStreamError(HurrayIOError):
+    """A stream failed, lied or timed out while a frame was read or written.
+
+    The stream's own exception, if it raised one, is the ``__cause__``.
+    ``frame_bytes`` is how many bytes of the frame went through the stream
+    before the failure: 0 means the stream is where it was, anything else
+    that it stands inside a frame and cannot be read (or written) further as
+    frames -- close it. The message says the same in words.
+    """
+
+    frame_bytes: int = 0
+
+
+class FrameTimeoutError(FrameStreamError, TimeoutError):
+    """A frame did not arrive within ``read_frame``'s ``timeout`` (or the stream's own)."""
 
 
 class CorruptError(HurrayError, ValueError):
@@ -118,13 +163,39 @@ def error_class(status: int) -> type[HurrayError]:
     return _BY_STATUS.get(status, HurrayError)
 
 
-def check(status: int) -> None:
-    """Raise the class of `status`, with the C library's message, unless it is OK."""
+def check(status: int, filename: Optional[str] = None) -> None:
+    """Raise the class of `status`, with the C library's message, unless it is OK.
+
+    `filename` (the path the call was given) is kept on an I/O error."""
     if status != lib.HURRAY_OK:
-        raise_status(status)
+        raise_status(status, filename)
 
 
-def raise_status(status: int) -> NoReturn:
+_BY_ERRNO: dict[int, type[HurrayIOError]] = {
+    _errno.ENOENT: HurrayFileNotFoundError,
+    _errno.EACCES: HurrayPermissionError,
+    _errno.EPERM: HurrayPermissionError,
+    _errno.EISDIR: HurrayIsADirectoryError,
+    _errno.ENOTDIR: HurrayNotADirectoryError,
+}
+
+
+def io_error(message: str, err: int, filename: Optional[str] = None,
+             status: Optional[int] = None) -> HurrayIOError:
+    """The HurrayIOError (or the subclass for `err`: HurrayFileNotFoundError, ...) for an OS refusal."""
+    exc = _BY_ERRNO.get(err, HurrayIOError)(message, status if status is not None else lib.HURRAY_ERROR_IO)
+    if err:
+        exc.errno = err
+        exc.strerror = os.strerror(err)
+    if filename is not None:
+        exc.filename = filename
+    return exc
+
+
+def raise_status(status: int, filename: Optional[str] = None) -> NoReturn:
+    """Raise the exception for a non-OK status, with this thread's C message (and errno, for I/O)."""
     message = ffi.string(lib.hurray_last_error_message()).decode("utf-8", "replace")
     name = ffi.string(lib.hurray_status_name(status)).decode()
+    if status == lib.HURRAY_ERROR_IO:
+        raise io_error(f"{name}: {message}", lib.hurray_last_error_errno(), filename, status)
     raise error_class(status)(f"{name}: {message}", status)

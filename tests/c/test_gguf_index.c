@@ -305,7 +305,15 @@ static void test_refusals(void)
     put_header(&b, 3, 1, 0);
     put_info(&b, "t", 2, (uint64_t[]){UINT64_MAX / 2, 4}, 0, 0);
     pad(&b, 32, 32);
-    expect_refused(&b, HURRAY_ERROR_CORRUPT, "outside the file");
+    expect_refused(&b, HURRAY_ERROR_CORRUPT, "multiply past 2^60");
+
+    /* Empty, but numpy cannot make a [2^63, 0] array (issue 27): refused
+     * here, not as a ValueError later. */
+    b = (struct bytes){.len = 0};
+    put_header(&b, 3, 1, 0);
+    put_info(&b, "t", 2, (uint64_t[]){0, (uint64_t)1 << 63}, 0, 0);
+    pad(&b, 32, 32);
+    expect_refused(&b, HURRAY_ERROR_CORRUPT, "multiply past 2^60");
 
     b = (struct bytes){.len = 0};
     put_header(&b, 3, 2, 0);
@@ -399,6 +407,68 @@ static void test_refusals(void)
     CHECK_OK(parse(b.data, b.len));
 }
 
+/* ---- bounds on what the key-value store may cost ------------------------- */
+
+/* A file of one key "k" whose value is an array (9) of `count` elements of
+ * `element_type`, each written by put_element; no tensors. In exact-length
+ * heap memory, as parse() uses. */
+static uint8_t *array_file(uint32_t element_type, uint64_t count, size_t element_bytes,
+                           const uint8_t *element, size_t *out_len)
+{
+    struct bytes head = {.len = 0};
+    put_header(&head, 3, 0, 1);
+    put_string(&head, "k");
+    put_u32(&head, 9);
+    put_u32(&head, element_type);
+    put_u64(&head, count);
+    size_t len = head.len + (size_t)count * element_bytes;
+    uint8_t *data = malloc(len);
+    CHECK(data != NULL);
+    memcpy(data, head.data, head.len);
+    for (uint64_t i = 0; i < count; i++) {
+        memcpy(data + head.len + i * element_bytes, element, element_bytes);
+    }
+    *out_len = len;
+    return data;
+}
+
+/* Issue 27: 5 million empty nested arrays or a 64 MB bool array made Python
+ * decode for tens of seconds or into half a gigabyte; both are bounded. */
+static void test_cost_bounds(void)
+{
+    static const uint8_t empty_u8_array[12] = {0}; /* element type 0 (u8), count 0 */
+    static const uint8_t one_bool[1] = {1};
+    size_t len;
+    HurrayGgufIndex *index = NULL;
+    uint8_t *data = array_file(9, 1u << 16, sizeof empty_u8_array, empty_u8_array, &len);
+    CHECK_OK(hurray_gguf_index_parse(data, len, &index)); /* 65536 nested arrays: allowed */
+    hurray_gguf_index_destroy(&index);
+    free(data);
+    data = array_file(9, (1u << 16) + 1, sizeof empty_u8_array, empty_u8_array, &len);
+    CHECK_FAIL(hurray_gguf_index_parse(data, len, &index), HURRAY_ERROR_CORRUPT,
+               "arrays inside arrays");
+    CHECK(index == NULL);
+    free(data);
+    /* The array and its 2^23 - 1 elements: exactly at the bound. */
+    uint64_t most = (1u << 23) - 1;
+    data = array_file(7, most, 1, one_bool, &len);
+    CHECK_OK(hurray_gguf_index_parse(data, len, &index));
+    hurray_gguf_index_destroy(&index);
+    free(data);
+    data = array_file(7, most + 1, 1, one_bool, &len);
+    CHECK_FAIL(hurray_gguf_index_parse(data, len, &index), HURRAY_ERROR_CORRUPT, "values");
+    free(data);
+    /* Strings cost Python most: 2^21 of them at most. */
+    static const uint8_t empty_string[8] = {0};
+    data = array_file(8, 1u << 21, sizeof empty_string, empty_string, &len);
+    CHECK_OK(hurray_gguf_index_parse(data, len, &index));
+    hurray_gguf_index_destroy(&index);
+    free(data);
+    data = array_file(8, (1u << 21) + 1, sizeof empty_string, empty_string, &len);
+    CHECK_FAIL(hurray_gguf_index_parse(data, len, &index), HURRAY_ERROR_CORRUPT, "strings");
+    free(data);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -411,6 +481,7 @@ int main(int argc, char **argv)
     test_refusals();
     test_every_truncation();
     test_every_byte_changed();
+    test_cost_bounds();
     checks_report("test_gguf_index");
     return 0;
 }

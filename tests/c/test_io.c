@@ -16,6 +16,7 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -302,17 +303,20 @@ static void test_replaced_file_released_at_destroy(void)
     hurray_writer_destroy(&w);
     CHECK(fds_on(old.st_dev, old.st_ino) == 0);
     CHECK(open_fd_count() == fds_before);
-    /* A rename that fails (the target is a directory) closes what it held. */
+    /* A rename that fails (the target became a directory after the writer
+     * opened) closes what it held. */
     const char *blocked = path_in("blocked.hurray");
+    CHECK_OK(hurray_writer_open(blocked, 0, &w));
+    CHECK_OK(hurray_writer_add(w, "t", 1, a.context, a.list));
     CHECK(mkdir(blocked, 0700) == 0);
     char inside[4200];
     snprintf(inside, sizeof inside, "%s/x", blocked);
     FILE *f = fopen(inside, "w");
     CHECK(f != NULL);
     fclose(f);
-    CHECK_OK(hurray_writer_open(blocked, 0, &w));
-    CHECK_OK(hurray_writer_add(w, "t", 1, a.context, a.list));
     CHECK_FAIL(hurray_writer_finish(w), HURRAY_ERROR_IO, "cannot rename");
+    CHECK(hurray_last_error_errno() == EISDIR || hurray_last_error_errno() == ENOTEMPTY ||
+          hurray_last_error_errno() == EEXIST);
     hurray_writer_destroy(&w);
     CHECK(open_fd_count() == fds_before);
     CHECK(unlink(inside) == 0);
@@ -327,7 +331,7 @@ static int temp_files_in_dir(void)
     int n = 0;
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
-        if (strstr(ent->d_name, ".tmp-") != NULL) {
+        if (strstr(ent->d_name, ".hurray-tmp-") != NULL) {
             n++;
         }
     }
@@ -346,7 +350,9 @@ static void test_writer_refusals(void)
     CHECK_FAIL(hurray_writer_open(path, 0x80, &w), HURRAY_ERROR_INVALID_ARGUMENT, "flags");
     CHECK_FAIL(hurray_writer_open(NULL, 0, &w), HURRAY_ERROR_NULL_ARGUMENT, "NULL");
     CHECK_OK(hurray_writer_open(path, 0, &w));
-    CHECK(temp_files_in_dir() == 1);
+    /* The temporary has no name where the file system has O_TMPFILE,
+     * BASE.hurray-tmp-PID-N where it has not (tests/c/test_io_paths.c). */
+    CHECK(temp_files_in_dir() <= 1);
     CHECK_OK(hurray_writer_add(w, "a", 1, a.context, a.list));
     CHECK_FAIL(hurray_writer_add(w, "a", 1, a.context, a.list), HURRAY_ERROR_INVALID_ARGUMENT,
                "already added");
@@ -400,6 +406,7 @@ static void test_writer_refusals(void)
     /* No directory to write in. */
     CHECK_FAIL(hurray_writer_open(path_in("missing/x.hurray"), 0, &w), HURRAY_ERROR_IO,
                "cannot create");
+    CHECK(hurray_last_error_errno() == ENOENT);
 }
 
 /* ---- bad files ---------------------------------------------------------- */

@@ -205,6 +205,10 @@ pub struct HurrayReader {
 pub struct HurrayWriter {
     _opaque: [u8; 0],
 }
+#[repr(C)]
+pub struct HurrayAtomicFile {
+    _opaque: [u8; 0],
+}
 
 /// `HurrayWriteFn` and `HurrayReadFn` of hurray_io.h.
 pub type HurrayWriteFn = Option<unsafe extern "C" fn(stream: *mut c_void, data: *const c_void, len: u64) -> c_int>;
@@ -551,6 +555,15 @@ extern "C" {
     // ---- hurray_io.h
     pub fn hurray_io_version() -> u32;
     pub fn hurray_io_checksum(data: *const c_void, len: u64, out: *mut u64) -> HurrayStatus;
+
+    // ---- paths and the operating system (ADR-056)
+    pub fn hurray_last_error_errno() -> c_int;
+    pub fn hurray_io_open_read(path: *const c_char, out_fd: *mut c_int, out_size: *mut u64) -> HurrayStatus;
+    pub fn hurray_atomic_file_open(path: *const c_char, out: *mut *mut HurrayAtomicFile) -> HurrayStatus;
+    pub fn hurray_atomic_file_write(file: *mut HurrayAtomicFile, data: *const c_void, len: u64) -> HurrayStatus;
+    pub fn hurray_atomic_file_finish(file: *mut HurrayAtomicFile) -> HurrayStatus;
+    pub fn hurray_atomic_file_destroy(file: *mut *mut HurrayAtomicFile);
+    pub fn hurray_atomic_file_clean(directory: *const c_char, out_removed: *mut u64) -> HurrayStatus;
 
     // ---- HurrayReader
     pub fn hurray_reader_open(path: *const c_char, flags: u32, out: *mut *mut HurrayReader) -> HurrayStatus;

@@ -5,8 +5,8 @@
  * its name is written into every pickle:
  *
  * - reduce_ex(tensor, protocol), which becomes Tensor.__reduce_ex__: the
- *   descriptor bytes and each buffer's length (with a fingerprint where two
- *   buffers share one) in-band, and each buffer as a
+ *   descriptor bytes and each buffer's length (with a hash of its every byte
+ *   where two buffers share one) in-band, and each buffer as a
  *   pickle.PickleBuffer over the tensor's own memory (protocol 5), or as
  *   bytes (protocols 0 to 4);
  * - unpickle_tensor(versions, encoded, readonly, nbytes, buffers[, inband_copy]),
@@ -22,6 +22,7 @@
  * hurray.io LazyTensor verifies its memory when _buffers is read (ADR-040).
  */
 #include "_pyruntime.h"
+#include "hurray_io.h" /* hurray_io_checksum: the fingerprint */
 
 #include <stdint.h>
 
@@ -164,7 +165,28 @@ static PyObject *inband_bytes(PyObject *span)
 
 /* ---- telling apart buffers of one length --------------------------------- */
 
-/* How many bytes at each end of a buffer its fingerprint reads. */
+/* A 64-bit hash of every byte of (p, n): the format's xxh3-64 (hurray_io.h).
+ * It tells apart buffers of one tensor that have the same length, whatever
+ * their contents (ADR-049 § 2, amended): the hash of the first and last 256
+ * bytes used before let two buffers with equal edges pass swapped (issue
+ * 27). Only buffers whose length another buffer of the tensor shares are
+ * hashed; a large one is hashed without the GIL (it is the tensor's own
+ * memory, held by the caller). */
+static uint64_t fingerprint(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0;
+    if (n >= ((size_t)1 << 20)) {
+        Py_BEGIN_ALLOW_THREADS(void) hurray_io_checksum(p, n, &h);
+        Py_END_ALLOW_THREADS
+    } else {
+        (void)hurray_io_checksum(p, n, &h); /* p is never NULL (no_bytes): never refused */
+    }
+    return h;
+}
+
+/* ---- the edge fingerprint of pickles written before the amendment ------- */
+
+/* How many bytes at each end of a buffer the old fingerprint read. */
 enum { EDGE = 256 };
 
 static uint64_t mix(uint64_t h, uint64_t word)
@@ -190,10 +212,12 @@ static uint64_t mix_bytes(uint64_t h, const unsigned char *p, size_t n)
     return mix(h, tail ^ (uint64_t)n << 56);
 }
 
-/* A 64-bit hash of the first and last EDGE bytes of (p, n) and of n: the
- * same cost for 1 KiB and 1 GiB. Not a checksum of the contents; it tells
- * apart buffers of one tensor that have the same length (ADR-049 § 2). */
-static uint64_t fingerprint(const unsigned char *p, size_t n)
+/* The fingerprint pickles carried before the amendment: a hash of n and of
+ * the first and last EDGE bytes. Still accepted when a pickle's number is
+ * not the whole buffer's hash, so that those pickles load as they did; a new
+ * pickle's number is the whole hash, which a swapped buffer's edge hash
+ * matches no more often than any other 64-bit value. */
+static uint64_t edge_fingerprint(const unsigned char *p, size_t n)
 {
     size_t head = n < EDGE ? n : EDGE;
     size_t tail = n - head < EDGE ? n - head : EDGE; /* never the head's bytes again */
@@ -421,8 +445,9 @@ static int take_buffer(Py_ssize_t i, PyObject *obj, PyObject *check, int copy, i
         unsigned long long expected = PyLong_AsUnsignedLongLong(pickled_fingerprint);
         int in_range = !(expected == (unsigned long long)-1 && PyErr_Occurred());
         PyErr_Clear(); /* a fingerprint out of range matches nothing */
-        if (!in_range ||
-            fingerprint(PyMemoryView_GET_BUFFER(view)->buf, (size_t)held) != expected) {
+        const unsigned char *bytes = PyMemoryView_GET_BUFFER(view)->buf;
+        if (!in_range || (fingerprint(bytes, (size_t)held) != expected &&
+                          edge_fingerprint(bytes, (size_t)held) != expected)) {
             PyErr_Format(corrupt_error,
                          "pickled tensor: buffer %zd does not match the one pickled "
                          "(out of order among buffers of one length, or changed after pickling)",

@@ -5,6 +5,6 @@ Each module has ``NAME``, ``HELP`` (one line for the list of commands),
 and exits with), ``add_arguments(parser)`` and ``run(args) -> int`` (the exit
 status); __main__.py lists them in COMMANDS.
 """
-from . import convert_files, inspect, verify
+from . import clean, convert_files, inspect, verify
 
-COMMANDS = (inspect, verify, convert_files)
+COMMANDS = (inspect, verify, convert_files, clean)

@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
+from ..io._path import fs_path
 from ..errors import InvalidArgumentError
 from ..quant.dequantizers import OUTPUT_DTYPES
 from ..io import load, save
@@ -38,10 +39,11 @@ FORMATS = (".gguf", ".safetensors", ".hurray")
 
 
 def format_of(path: _Path) -> str:
-    """".gguf", ".safetensors" or ".hurray", from the path's extension."""
-    ext = os.path.splitext(os.fspath(path))[1].lower()
+    """".gguf", ".safetensors" or ".hurray", from the path's extension (after the path policy's checks)."""
+    _, shown = fs_path(path, "convert")
+    ext = os.path.splitext(shown)[1].lower()
     if ext not in FORMATS:
-        raise InvalidArgumentError(f"{os.fspath(path)!r}: the extension {ext or '(none)'!r} is not one of "
+        raise InvalidArgumentError(f"{shown!r}: the extension {ext or '(none)'!r} is not one of "
                                    f"{', '.join(FORMATS)}")
     return ext
 

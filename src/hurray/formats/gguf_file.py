@@ -27,7 +27,7 @@ import numpy as np
 
 from ..quant import ggml as _ggml
 from .._ffi import ffi, lib
-from ..io._tensor_map import TensorMap, close_quietly, corrupt, map_file
+from ..io._tensor_map import TensorMap, check_held, close_quietly, corrupt, map_file
 from ..errors import UnsupportedError, check, error_class
 from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
@@ -51,6 +51,7 @@ _SCALARS = {
 _NUMPY_SCALARS = {0: "u1", 1: "i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
                   10: "<u8", 11: "<i8", 12: "<f8"}
 _STRING, _ARRAY = 8, 9
+_LENGTH = struct.Struct("<Q")
 
 
 class _Cursor:
@@ -114,13 +115,39 @@ class _Cursor:
             self.need(count * size, f"{what} ({count} elements)")
             raw = np.frombuffer(self.data, np.dtype(_NUMPY_SCALARS.get(kind, "u1")), count, self.at)
             self.at += count * size
-            return [bool(v) for v in raw] if kind == 7 else raw.tolist()
+            return (raw != 0).tolist() if kind == 7 else raw.tolist()
         if kind not in (_STRING, _ARRAY):
             raise self.fail(f"{what} has unknown element type {kind}")
         # Each string or array element takes at least 8 bytes (its length):
-        # a count beyond that is refused before any list grows.
+        # a count beyond that is refused before any list grows. (The C walk
+        # has bounded the counts already: ADR-041, docs/security.md.)
         self.need(count * 8, f"{what} ({count} elements)")
-        return [self.value(kind, f"{what}[{i}]", depth + 1) for i in range(count)]
+        if kind == _STRING:
+            return self.strings(count, what)
+        return [self.array(f"{what}[{i}]", depth + 1) for i in range(count)]
+
+    def strings(self, count: int, what: str) -> list[str]:
+        """`count` strings, in one loop: a vocabulary holds hundreds of thousands."""
+        data, at, end = self.data, self.at, self.size
+        out: list[str] = []
+        append = out.append
+        length_at = _LENGTH.unpack_from
+        for i in range(count):
+            if end - at < 8:
+                self.at = at
+                self.need(8, f"the length of {what}[{i}]")
+            n = length_at(data, at)[0]
+            at += 8
+            if n > end - at:
+                self.at = at
+                self.need(n, f"{what}[{i}] ({n} bytes)")
+            try:
+                append(str(data[at:at + n], "utf-8"))
+            except UnicodeDecodeError:
+                raise self.fail(f"{what}[{i}] is not valid UTF-8") from None
+            at += n
+        self.at = at
+        return out
 
 
 class GGUFFile(TensorMap):
@@ -133,55 +160,68 @@ class GGUFFile(TensorMap):
 
     _kind = "GGUF file"
 
-    def __init__(self, path: str, mapped: Any, view: Any, index: Any) -> None:
-        super().__init__(path, mapped, {}, None)  # the Mapping is answered by the C index
-        self._view = view  # the cffi view of the map that the C index reads
-        self._index = index
+    def __init__(self, path: str, index: _Index, size: int) -> None:
+        super().__init__(path, index.mapped, {}, None)  # the Mapping is answered by the C index
+        self._index: _Index | None = index
+        self._size = size
         counts = ffi.new("uint64_t[2]")
-        check(lib.hurray_gguf_index_info(index, ffi.NULL, ffi.NULL, ffi.NULL, counts, counts + 1))
+        check(lib.hurray_gguf_index_info(index.ptr, ffi.NULL, ffi.NULL, ffi.NULL, counts, counts + 1))
         self._count, self._kv_count = counts[0], counts[1]
         self._names: list[str] | None = None
         self._types: dict[str, int | tuple[int, int]] | None = None
 
+    def _live(self) -> _Index:
+        """The index, held by the caller for as long as it reads the map: close()
+        only lets go of the file's own reference, so a thread inside a lookup
+        keeps the index and the map it reads alive (issue 27: close() used to
+        free both under such threads). Refused once closed, or once the file
+        has shrunk under the map (its pages would be a SIGBUS, ADR-057)."""
+        index = self._index
+        if index is None:
+            self._check_open()
+            raise AssertionError("an open GGUFFile has an index")
+        check_held(index.mapped, self._size, _WHAT, self._path)
+        return index
+
     # ---- the Mapping, answered by the C index ------------------------------
 
-    def _find(self, name: object) -> Any:
+    def _find(self, index: _Index, name: object) -> Any:
         if not isinstance(name, str):
             return None
         raw = name.encode("utf-8", "surrogatepass")
         found = ffi.new("uint64_t *")
-        status = lib.hurray_gguf_index_find(self._index, raw, len(raw), found)
+        status = lib.hurray_gguf_index_find(index.ptr, raw, len(raw), found)
         if status == lib.HURRAY_ERROR_NOT_FOUND:
             return None
         check(status)
         info = ffi.new("HurrayGgufTensor *")  # per call: a file may be shared by threads
-        check(lib.hurray_gguf_index_tensor(self._index, found[0], info))
+        check(lib.hurray_gguf_index_tensor(index.ptr, found[0], info))
         return info
 
     def __getitem__(self, name: str) -> Tensor:
-        self._check_open()
-        info = self._find(name)
+        index = self._live()
+        info = self._find(index, name)
         if info is None:
             raise KeyError(name)
-        return self._make(name, info)
+        return self._tensor(index, name, info)
 
     def __contains__(self, name: object) -> bool:
-        self._check_open()
-        return self._find(name) is not None
+        return self._find(self._live(), name) is not None
 
     def __len__(self) -> int:
         return int(self._count)
 
     def __iter__(self) -> Iterator[str]:
-        self._check_open()
-        if self._names is None:
-            names = []
+        names = self._names
+        if names is None:
+            index = self._live()
             info = ffi.new("HurrayGgufTensor *")
+            names = []
             for i in range(self._count):
-                check(lib.hurray_gguf_index_tensor(self._index, i, info))
-                names.append(self._map[info.name_offset:info.name_offset + info.name_len].decode("utf-8"))
+                check(lib.hurray_gguf_index_tensor(index.ptr, i, info))
+                names.append(index.mapped[info.name_offset:info.name_offset + info.name_len].decode("utf-8"))
             self._names = names
-        return iter(self._names)
+        return iter(names)
 
     # ---- metadata, made on first use ---------------------------------------
 
@@ -199,17 +239,18 @@ class GGUFFile(TensorMap):
     def _read_metadata(self) -> None:
         if self._metadata is not None:
             return
-        self._check_open()
-        cur = _Cursor(self._map, len(self._map), self._path)
+        index = self._live()
+        mapped = index.mapped
+        cur = _Cursor(mapped, len(mapped), self._path)
         offset, length = ffi.new("uint64_t *"), ffi.new("uint64_t *")
         metadata: dict[str, Any] = {}
         types: dict[str, int | tuple[int, int]] = {}
         for i in range(self._kv_count):
-            check(lib.hurray_gguf_index_kv(self._index, i, offset, length))
+            check(lib.hurray_gguf_index_kv(index.ptr, i, offset, length))
             cur.at = offset[0]
             key = cur.string(f"key {i}")
             kind = cur.u32(f"the type of key {key!r}")
-            types[key] = (_ARRAY, struct.unpack_from("<I", self._map, cur.at)[0]) if kind == _ARRAY else kind
+            types[key] = (_ARRAY, struct.unpack_from("<I", mapped, cur.at)[0]) if kind == _ARRAY else kind
             metadata[key] = cur.value(kind, f"the value of key {key!r}")
         self._metadata, self._types = metadata, types
 
@@ -217,13 +258,12 @@ class GGUFFile(TensorMap):
 
     def ggml_type(self, name: str) -> str:
         """The ggml type name of tensor `name` ("Q4_K", ...; "type N" when ggml has no name for it)."""
-        self._check_open()
-        info = self._find(name)
+        info = self._find(self._live(), name)
         if info is None:
             raise KeyError(name)
         return _type_name(info.ggml_type) or f"type {info.ggml_type}"
 
-    def _make(self, name: str, info: Any) -> Tensor:
+    def _tensor(self, index: _Index, name: str, info: Any) -> Tensor:
         number = info.ggml_type
         type_name = _type_name(number)
         if type_name is None:
@@ -232,16 +272,30 @@ class GGUFFile(TensorMap):
         if type_name not in _PLAIN and block is None:
             raise UnsupportedError(f"tensor {name!r} has ggml type {type_name}, which Hurray has no descriptor for")
         shape = tuple(info.shape[0:info.rank])
-        raw = _EMPTY if info.nbytes == 0 else np.frombuffer(self._map, np.uint8, info.nbytes, info.data_offset)
+        raw = _EMPTY if info.nbytes == 0 else np.frombuffer(index.mapped, np.uint8, info.nbytes, info.data_offset)
         if block is not None:
             return _ggml.from_ggml(raw, type_name, shape)
         return from_numpy(raw.view(np.dtype(_PLAIN[type_name])).reshape(shape))
 
     def _release(self) -> None:
-        index, self._index = self._index, None
-        ffi.release(index)  # destroys it now rather than when collected
-        ffi.release(self._view)
+        # Only the file's own reference goes: the index (and the map it
+        # reads) is destroyed when the last thread still inside a lookup has
+        # let go of it, and the map when the last tensor has.
+        self._index = None
         super()._release()
+
+
+class _Index:
+    """The C index of a file, with the map it reads: the view keeps the map
+    open (mmap.close() refuses while a view exists) for as long as the index
+    can be used; the index is destroyed when this goes."""
+
+    __slots__ = ("ptr", "view", "mapped")
+
+    def __init__(self, ptr: Any, view: Any, mapped: Any) -> None:
+        self.ptr = ffi.gc(ptr, _destroy_index)
+        self.view = view
+        self.mapped = mapped
 
 
 def _destroy_index(index: Any) -> None:
@@ -265,7 +319,7 @@ def load_gguf(path: str | os.PathLike[str]) -> GGUFFile:
     (outermost first). Use it as a context manager, or call close().
     """
     mapped, size = map_file(path, _WHAT)
-    where = os.fspath(path)
+    where = os.fsdecode(path)
     view = ffi.from_buffer("uint8_t[]", mapped if mapped is not None else b"")
     box = ffi.new("HurrayGgufIndex **")
     status = lib.hurray_gguf_index_parse(view, size, box)
@@ -274,4 +328,4 @@ def load_gguf(path: str | os.PathLike[str]) -> GGUFFile:
         ffi.release(view)
         close_quietly(mapped)
         raise error_class(status)(f"{_WHAT}: {where!r}: {message}", status)
-    return GGUFFile(where, mapped, view, ffi.gc(box[0], _destroy_index))
+    return GGUFFile(where, _Index(box[0], view, mapped if mapped is not None else b""), size)

@@ -12,13 +12,13 @@ import math
 import os
 import struct
 from collections.abc import Callable, Mapping
-from typing import IO, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from ..quant import ggml as _ggml
-from ._atomic import replace_atomically
-from ..io._pairs import as_tensor
+from ._atomic import AtomicFile, replace_atomically
+from ..io._pairs import as_tensor, utf8
 from ..core.descriptor import Descriptor
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..core.tensor import Tensor
@@ -64,7 +64,7 @@ def _plan(name: str, tensor: Tensor) -> tuple[int, tuple[int, ...], np.ndarray]:
 
 
 def _string(text: str) -> bytes:
-    raw = text.encode("utf-8")
+    raw = utf8(text, "save_gguf: a metadata key or string")
     return struct.pack("<Q", len(raw)) + raw
 
 
@@ -139,7 +139,7 @@ def save_gguf(path: str | os.PathLike[str], tensors: Mapping[str, Any], *, metad
     stated = meta.pop("general.alignment", None) is not None
     plans: list[tuple[str, int, tuple[int, ...], np.ndarray]] = []
     for name, value in tensors.items():
-        if not isinstance(name, str) or len(name.encode("utf-8")) > _MAX_NAME:
+        if not isinstance(name, str) or len(utf8(name, "save_gguf: the tensor name")) > _MAX_NAME:
             raise InvalidArgumentError(f"save_gguf: tensor name {name!r} is not a str of at most {_MAX_NAME} bytes")
         plans.append((name, *_plan(name, as_tensor(value, f"save_gguf: tensor {name!r}"))))
     # 32 is GGUF's default: the key is written only when the source stated one.
@@ -158,12 +158,12 @@ def save_gguf(path: str | os.PathLike[str], tensors: Mapping[str, Any], *, metad
     head += bytes(-len(head) % ALIGNMENT)
     total = sum(p[3].size for p in plans)
 
-    def write(out: IO[bytes]) -> None:
+    def write(out: AtomicFile) -> None:
         out.write(head)
         done = 0
         for _, _, _, data in plans:
             if data.size:
-                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))  # type: ignore[arg-type]
+                out.write(np.ascontiguousarray(data))
             out.write(bytes(-data.size % ALIGNMENT))
             done += data.size
             if progress is not None:

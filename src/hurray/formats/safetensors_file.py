@@ -22,15 +22,15 @@ import math
 import os
 import struct
 from collections.abc import Callable, Mapping
-from typing import IO, Any, Optional
+from typing import Any, Optional
 
 import ml_dtypes
 import numpy as np
 
 from ..quant import ggml as _ggml
-from ._atomic import replace_atomically
-from ..io._pairs import as_tensor
-from ..io._tensor_map import TensorMap, close_quietly, corrupt, map_file
+from ._atomic import AtomicFile, replace_atomically
+from ..io._pairs import as_tensor, utf8
+from ..io._tensor_map import TensorMap, check_held, close_quietly, corrupt, map_file
 from ..quant.dequantizers import parameter_shape, swizzled_count
 from ..core.descriptor import Descriptor, Part
 from ..errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
@@ -41,6 +41,7 @@ __all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "save_sa
 
 _WHAT = "load_safetensors"
 MAX_HEADER = 100_000_000  # safetensors' own limit
+MAX_ELEMENTS = 1 << 60  # a shape's dimensions other than zeros multiply to at most this (the GGUF reader's too)
 METADATA_KEY = "hurray"
 FORMAT = 1
 _DATA_ALIGNMENT = 64  # the header is padded with spaces so the data starts here
@@ -130,6 +131,10 @@ def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _
             raise _fail(path, f"tensor {name!r}: dtype is missing or not a string")
         if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
             raise _fail(path, f"tensor {name!r}: shape must be a list of non-negative integers")
+        if math.prod(d for d in shape if d) > MAX_ELEMENTS:
+            # [0, 2**70] holds nothing, but numpy cannot make it (issue 27).
+            raise _fail(path, f"tensor {name!r}: shape {shape}: its dimensions multiply past 2^60 elements "
+                              f"(no file holds that many; numpy could not index them)")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)
                 and offsets[0] <= offsets[1]):
             raise _fail(path, f"tensor {name!r}: data_offsets must be [begin, end] with 0 <= begin <= end")
@@ -163,10 +168,10 @@ def _composites(meta: dict[str, str], entries: _Entries, path: str) -> _Composit
         return {}
     try:
         record = json.loads(raw, object_pairs_hook=_no_duplicates(path))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # 100,000 nested brackets are a RecursionError
         if isinstance(exc, HurrayError):
             raise
-        raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not valid JSON") from None
+        raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not valid JSON ({type(exc).__name__})") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT or not isinstance(record.get("tensors"), dict):
         raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not a format-{FORMAT} record of tensors")
     out: _Composites = {}
@@ -226,6 +231,7 @@ class SafetensorsFile(TensorMap):
         visible = {name: ("entry", name) for name in entries if name not in claimed}
         visible.update((name, ("composite", name)) for name in composites)
         super().__init__(path, mapped, visible, metadata)
+        self._size = 0 if mapped is None else len(mapped)
 
     def _bytes(self, start: int, nbytes: int) -> np.ndarray:
         if nbytes == 0 or self._map is None:
@@ -235,6 +241,9 @@ class SafetensorsFile(TensorMap):
         return np.frombuffer(self._map, np.uint8, nbytes, start)
 
     def _make(self, name: str, entry: tuple[str, str]) -> Tensor:
+        # A tensor of a file that shrank would be a view of pages that are
+        # gone: refused here rather than a SIGBUS at first touch (ADR-057).
+        check_held(self._map, self._size, _WHAT, self._path)
         kind, key = entry
         if kind == "composite":
             return self._composite(name)
@@ -417,6 +426,9 @@ def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *
     user = dict(metadata or {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in user.items()):
         raise InvalidArgumentError("save_safetensors: metadata must map strings to strings")
+    for key, text in user.items():  # a lone surrogate makes JSON that safetensors itself refuses
+        utf8(key, "save_safetensors: a metadata key")
+        utf8(text, f"save_safetensors: metadata value of {key!r}")
     if METADATA_KEY in user:
         raise InvalidArgumentError(f"save_safetensors: metadata key {METADATA_KEY!r} is reserved for ADR-041's record")
     entries: list[_Planned] = []
@@ -424,6 +436,7 @@ def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *
     for name, value in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
             raise InvalidArgumentError(f"save_safetensors: tensor name {name!r} is not a usable name")
+        utf8(name, "save_safetensors: the tensor name")
         tensor = as_tensor(value, f"save_safetensors: tensor {name!r}")
         direct = _direct(tensor)
         if direct is not None:
@@ -465,13 +478,13 @@ def _write(path: str | os.PathLike[str], entries: list[_Planned], user: dict[str
     text += b" " * (padded - len(text))
     total = sum(data.size for _, _, _, data in entries)
 
-    def write(out: IO[bytes]) -> None:
+    def write(out: AtomicFile) -> None:
         out.write(struct.pack("<Q", len(text)))
         out.write(text)
         done = 0
         for _, _, _, data in entries:
             if data.size:
-                out.write(memoryview(np.ascontiguousarray(data)).cast("B"))  # type: ignore[arg-type]
+                out.write(np.ascontiguousarray(data))
                 done += data.size
                 if progress is not None:
                     progress(done, total)

@@ -17,33 +17,38 @@ from abc import abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import CorruptError, HurrayIOError, InvalidArgumentError
+from ..errors import CorruptError, InvalidArgumentError, io_error
+from ._path import open_regular
 
 if TYPE_CHECKING:
     from ..core.tensor import Tensor
 
-__all__ = ["FileMapping", "TensorMap", "close_quietly", "corrupt", "map_file"]
+__all__ = ["FileMapping", "TensorMap", "check_held", "close_quietly", "corrupt", "map_file"]
 
 _F = TypeVar("_F", bound="FileMapping")
 
 
 def map_file(path: str | os.PathLike[str], what: str) -> tuple[mmap.mmap | None, int]:
-    """(read-only mmap or None for an empty file, its size) of the file at `path`."""
+    """(read-only mmap or None for an empty file, its size) of the file at `path`.
+
+    The path policy first (io/_path.py, ADR-056): no NUL, a regular file
+    only, a FIFO refused without blocking. The map is advised to use huge
+    pages, so that faults map the page cache's 2 MiB folios whole (ADR-058)."""
+    fd, size, shown = open_regular(path, what)
     try:
-        fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise HurrayIOError(f"{what}: cannot open {os.fspath(path)!r}: {exc.strerror}") from None
-    except TypeError:
-        raise InvalidArgumentError(f"{what}: path must be a str or os.PathLike, not {type(path).__name__}") from None
-    try:
-        size = os.fstat(fd).st_size
         if size == 0:
             return None, 0
-        return mmap.mmap(fd, size, access=mmap.ACCESS_READ), size
+        mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
     except OSError as exc:
-        raise HurrayIOError(f"{what}: cannot map {os.fspath(path)!r}: {exc.strerror}") from None
+        raise io_error(f"{what}: cannot map {shown!r}: {exc.strerror}", exc.errno or 0, shown) from None
     finally:
         os.close(fd)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            mapped.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:
+            pass  # only advice: without transparent huge pages, nothing changes
+    return mapped, size
 
 
 class FileMapping(Mapping[str, "Tensor"]):
@@ -151,6 +156,21 @@ def close_quietly(mapped: mmap.mmap | None) -> None:
             mapped.close()
         except BufferError:
             pass
+
+
+def check_held(mapped: Any, size: int, what: str, path: str) -> None:
+    """Refuses (CorruptError) to read a map whose file has shrunk since it
+    was mapped (truncated, or rewritten by open(path, "wb") or cp): the pages
+    past the new end would be a SIGBUS when touched (ADR-057). One fstat."""
+    if not isinstance(mapped, mmap.mmap):
+        return  # an empty file: nothing is mapped
+    try:
+        now = mapped.size()
+    except (OSError, ValueError) as exc:
+        raise corrupt(what, path, f"the mapped file cannot be looked at any more ({exc})") from None
+    if now < size:
+        raise corrupt(what, path, f"the file shrank from {size} to {now} bytes after it was opened (truncated or "
+                                  f"rewritten in place); its mapped bytes are gone")
 
 
 def corrupt(what: str, path: str, message: str) -> CorruptError:

@@ -10,6 +10,7 @@ from ._tensor_map import FileMapping
 from ..errors import check
 from ..core.tensor import Tensor
 from ._pairs import tensor_from_pair
+from ._path import fs_path
 from .lazy import LazyTensor
 
 
@@ -23,9 +24,9 @@ class _Reader:
 
     __slots__ = ("ptr", "__weakref__")
 
-    def __init__(self, path: bytes, flags: int) -> None:
+    def __init__(self, path: bytes, shown: str, flags: int) -> None:
         box = ffi.new("HurrayReader **")
-        check(lib.hurray_reader_open(path, flags, box))
+        check(lib.hurray_reader_open(path, flags, box), shown)
         self.ptr = ffi.gc(box[0], _destroy_reader)
 
     def verify(self, index: int) -> None:
@@ -57,14 +58,14 @@ class File(FileMapping):
 
     def __init__(self, path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, mmap: bool = True,
                  verify: bool = True) -> None:
-        self._path = os.fsdecode(path)
+        raw, self._path = fs_path(path, "hurray.load")
         self._mmap = bool(mmap)
         self._verify = bool(verify)
         flags = 0 if self._mmap else lib.HURRAY_READ_NO_MMAP
         if self._mmap or not self._verify:
             # Mapped tensors are verified on first use (lazy.py), not here.
             flags |= lib.HURRAY_READ_NO_VERIFY
-        self._reader: _Reader | None = _Reader(os.fsencode(path), flags)
+        self._reader: _Reader | None = _Reader(raw, self._path, flags)
         count = ffi.new("uint64_t *")
         check(lib.hurray_reader_count(self._reader.ptr, count))
         self._count = count[0]

@@ -7,6 +7,7 @@ from typing import Any, Optional
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
 from ._pairs import as_tensor, borrowed_pair, utf8
+from ._path import fs_path
 
 
 def _destroy_writer(ptr: Any) -> None:
@@ -38,6 +39,7 @@ def save(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], tensors: col
     `metadata` is an optional Mapping of str to str. Buffers start at
     multiples of 64 bytes, or of the page size with ``page_align=True``.
     """
+    raw, shown = fs_path(path, "hurray.save")  # the path policy first: no NUL (ADR-056)
     if not isinstance(tensors, collections.abc.Mapping):
         raise InvalidArgumentError(f"tensors must be a Mapping of names to tensors, not {type(tensors).__name__}")
     if metadata is None:
@@ -49,7 +51,7 @@ def save(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], tensors: col
     pairs = [(utf8(k, "a metadata key"), utf8(v, f"metadata value of {k!r}")) for k, v in metadata.items()]
     box = ffi.new("HurrayWriter **")
     flags = lib.HURRAY_WRITE_PAGE_ALIGN if page_align else lib.HURRAY_WRITE_DEFAULT
-    check(lib.hurray_writer_open(os.fsencode(path), flags, box))
+    check(lib.hurray_writer_open(raw, flags, box), shown)
     writer = ffi.gc(box[0], _destroy_writer)
     finished = False
     try:
@@ -57,8 +59,8 @@ def save(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], tensors: col
             check(lib.hurray_writer_set_metadata(writer, key, len(key), value, len(value)))
         for name, tensor in entries:
             with borrowed_pair(tensor) as (context, buffer_list):
-                check(lib.hurray_writer_add(writer, name, len(name), context, buffer_list))
-        check(lib.hurray_writer_finish(writer))
+                check(lib.hurray_writer_add(writer, name, len(name), context, buffer_list), shown)
+        check(lib.hurray_writer_finish(writer), shown)
         finished = True
     finally:
         if finished:
