@@ -75,13 +75,14 @@ bench: install
 clean:
 	rm -rf build _build $(VENV) src/*.egg-info $(RUST_CRATE)/target
 
-# make fuzz -- the descriptor, hurray-io and GGUF fuzzers (libFuzzer, ASan + UBSan), FUZZ_SECONDS each; see fuzz/run.sh
+# make fuzz -- the descriptor, hurray-io, GGUF and dequantizer fuzzers (libFuzzer, ASan + UBSan), FUZZ_SECONDS each; see fuzz/run.sh
 FUZZ_SECONDS ?= 60
 .PHONY: fuzz
 fuzz:
 	HURRAY_FUZZ_TARGET=descriptor bash fuzz/run.sh $(FUZZ_SECONDS)
 	HURRAY_FUZZ_TARGET=io HURRAY_FUZZ_BUILD=build/fuzz-io bash fuzz/run.sh $(FUZZ_SECONDS)
 	HURRAY_FUZZ_TARGET=gguf HURRAY_FUZZ_BUILD=build/fuzz-gguf bash fuzz/run.sh $(FUZZ_SECONDS)
+	HURRAY_FUZZ_TARGET=dequant HURRAY_FUZZ_BUILD=build/fuzz-dequant bash fuzz/run.sh $(FUZZ_SECONDS)
 
 # make soak -- the full soak: 8 threads x 100,000 protocol round trips (the normal suite runs 10,000)
 SOAK_TRIPS ?= 100000

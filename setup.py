@@ -16,7 +16,10 @@ from setuptools.command.build_ext import build_ext
 ROOT = os.path.dirname(os.path.abspath(__file__))
 NATIVE_INCLUDE = os.path.join(ROOT, "native", "include")
 NATIVE_SOURCES = sorted(glob.glob(os.path.join(ROOT, "native", "src", "*.c")))
-C_FLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-fPIC", "-pthread"]
+# -ffp-contract=off: no product and sum may fuse into one rounding (an FMA),
+# or the dequantizer's float32 bits would differ from the formats'
+# references (ADR-055); and never -ffast-math.
+C_FLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-fPIC", "-pthread", "-ffp-contract=off"]
 EXT = "src/hurray/_ext/"
 RUNTIME = EXT + "_pyruntime.c"
 EXT_FLAGS = ["-std=c11", "-Wall", "-Wextra"]

@@ -4,11 +4,12 @@
 #
 # HURRAY_FUZZ_TARGET picks the target: "descriptor" (the default,
 # fuzz/descriptor_fuzz.c), "io" (fuzz/io_fuzz.c, the hurray-io file and
-# frame readers, built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) or
-# "gguf" (fuzz/gguf_fuzz.c, the GGUF index of hurray_gguf.h).
+# frame readers, built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION),
+# "gguf" (fuzz/gguf_fuzz.c, the GGUF index of hurray_gguf.h) or "dequant"
+# (fuzz/dequant_fuzz.c, the dequantizer, its scalar path against its AVX2 one).
 #
 # Seeds: descriptor, tests/vectors/*.hex, converted to binary in a temporary
-# corpus; io and gguf, fuzz/TARGET_seeds/*. Every saved reproducer
+# corpus; io, gguf and dequant, fuzz/TARGET_seeds/*. Every saved reproducer
 # (descriptor: tests/vectors/regressions/*.bin, others:
 # fuzz/TARGET_regressions/*.bin) is replayed first.
 # Prints libFuzzer's final "#N DONE cov: ..." line and its final stats;
@@ -39,7 +40,8 @@ main() {
         descriptor) max_len=2048; target_flags=""; regression_dir=tests/vectors/regressions ;;
         io) max_len=8192; target_flags="-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"; regression_dir=fuzz/io_regressions ;;
         gguf) max_len=4096; target_flags=""; regression_dir=fuzz/gguf_regressions ;;
-        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor, io or gguf, got '$target'" >&2; exit 2 ;;
+        dequant) max_len=8192; target_flags=""; regression_dir=fuzz/dequant_regressions ;;
+        *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor, io, gguf or dequant, got '$target'" >&2; exit 2 ;;
     esac
     build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
     clang="${CLANG:-clang}"
@@ -61,7 +63,7 @@ main() {
     fi
 
     binary="$build/${target}_fuzz"
-    "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread \
+    "$clang" -std=c11 -g -O1 -Wall -Wextra -pthread -ffp-contract=off \
         -fsanitize="fuzzer,${HURRAY_FUZZ_SANITIZE:-address,undefined}" -fno-sanitize-recover=all \
         -fno-omit-frame-pointer -Inative/include -Inative/src $target_flags ${HURRAY_FUZZ_CFLAGS:-} \
         "fuzz/${target}_fuzz.c" native/src/*.c -o "$binary"

@@ -6,7 +6,8 @@ tests/vectors/regressions/ first, then fuzzes from the seed vectors. A finding
 makes it exit non-zero. HURRAY_FUZZ_SECONDS sets the length (default 60).
 The second test plants a finding to prove that one fails the run. The
 third runs fuzz/io_fuzz.c, the hurray-io file and frame readers, from the
-seed files in fuzz/io_seeds/.
+seed files in fuzz/io_seeds/; the fourth fuzz/dequant_fuzz.c, the
+dequantizer's scalar path against its AVX2 one, from fuzz/dequant_seeds/.
 """
 import os
 import re
@@ -52,3 +53,14 @@ def test_io_fuzzer_finds_nothing(tmp_path):
     assert done, result.stdout
     assert int(done[1]) >= MIN_EXECUTIONS // 2, f"only {done[1]} executions in {seconds}s"
     assert int(done[2]) > 500, "coverage this low means the seed files did not parse"
+
+
+def test_dequant_fuzzer_finds_nothing(tmp_path):
+    seconds = max(SECONDS // 2, 5)
+    result = run_fuzzer(seconds, tmp_path, HURRAY_FUZZ_TARGET="dequant")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "replaying" in result.stdout  # the saved reproducers ran first
+    done = re.search(r"^#(\d+)\s+DONE\s+cov: (\d+)", result.stdout, re.M)
+    assert done, result.stdout
+    assert int(done[1]) >= MIN_EXECUTIONS // 4, f"only {done[1]} executions in {seconds}s"
+    assert int(done[2]) > 800, "coverage this low means the seeds did not reach the schemes"

@@ -77,6 +77,10 @@ struct HurrayDescriptor {
     HurrayDescriptorPart parts[HURRAY_MAX_PARTS];
     uint64_t *shape;  /* rank entries, in storage */
     int64_t *strides; /* rank entries, in elements, in storage after the shape */
+    /* The nodes of a version-2 descriptor (descriptor_graph.h), which has
+     * scheme GRAPH; read only then (hurray__descriptor_graph), so that a
+     * version-1 descriptor never stores it. Freed by destroy. */
+    struct HurrayGraph *graph;
     /* Sized for HURRAY__SPARE_RANK up to that rank, so that a destroyed
      * block serves the thread's next decode (ADR-051), and for the rank
      * above it, not for HURRAY_MAX_RANK: a typical descriptor stays small. */

@@ -11,22 +11,23 @@
 #include <string.h>
 
 #include "descriptor.h"
+#include "descriptor_graph.h"
 #include "descriptor_reach.h"
 #include "descriptor_validate.h"
 #include "dtype.h"
 #include "status.h"
 
-/* Default packing: none for whole bytes; packed at their own width where
- * that is allowed (1, 2, 4 bits); one per byte otherwise (fp6). */
-static uint32_t default_packing(uint32_t bits)
+/* The version-1 setters on a descriptor with nodes: its version-1 fields
+ * are fixed (ADR-054), what it holds is in its nodes. */
+static HurrayStatus refuse_graph(const HurrayDescriptor *desc, const char *fn)
 {
-    if (bits >= 8) {
-        return HURRAY_PACKING_NONE;
+    if (hurray__descriptor_graph(desc) != NULL) {
+        return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
+                            "%s: the descriptor has nodes (encoding version 2); state this in "
+                            "its nodes",
+                            fn);
     }
-    if (bits == 1 || bits == 2 || bits == 4) {
-        return HURRAY_PACKING_LSB_FIRST;
-    }
-    return HURRAY_PACKING_PADDED;
+    return HURRAY_OK;
 }
 
 HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t *shape,
@@ -69,7 +70,7 @@ HurrayStatus hurray_descriptor_new(uint32_t dtype, uint32_t rank, const uint64_t
         return status;
     }
     desc->byte_order = HURRAY_BYTE_ORDER_LITTLE;
-    desc->packing = (uint8_t)default_packing(bits);
+    desc->packing = (uint8_t)hurray__default_packing(bits);
     desc->scheme = HURRAY_SCHEME_NONE;
     desc->granularity = HURRAY_GRANULARITY_NONE;
     desc->part_mask = (uint8_t)HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES);
@@ -90,6 +91,9 @@ void hurray_descriptor_destroy(HurrayDescriptor **desc)
     /* Nulled before the release, so the free is a tail call. */
     HurrayDescriptor *doomed = *desc;
     *desc = NULL;
+    if (doomed->scheme == HURRAY_SCHEME_GRAPH) {
+        hurray__graph_free(doomed->graph);
+    }
     hurray__descriptor_release(doomed);
 }
 
@@ -100,6 +104,7 @@ HurrayStatus hurray_descriptor_set_strides(HurrayDescriptor *desc, uint32_t rank
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
                             "hurray_descriptor_set_strides: desc is NULL");
     }
+    HURRAY__TRY(refuse_graph(desc, "hurray_descriptor_set_strides"));
     if (rank != desc->rank) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
                             "hurray_descriptor_set_strides: %u strides given for rank %u",
@@ -122,6 +127,7 @@ HurrayStatus hurray_descriptor_set_byte_order(HurrayDescriptor *desc, uint32_t b
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
                             "hurray_descriptor_set_byte_order: desc is NULL");
     }
+    HURRAY__TRY(refuse_graph(desc, "hurray_descriptor_set_byte_order"));
     if (byte_order > HURRAY_BYTE_ORDER_BIG) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
                             "hurray_descriptor_set_byte_order: byte order %u is unknown",
@@ -138,6 +144,7 @@ HurrayStatus hurray_descriptor_set_packing(HurrayDescriptor *desc, uint32_t pack
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
                             "hurray_descriptor_set_packing: desc is NULL");
     }
+    HURRAY__TRY(refuse_graph(desc, "hurray_descriptor_set_packing"));
     if (packing > HURRAY_PACKING_GGML_SPLIT) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
                             "hurray_descriptor_set_packing: packing %u is unknown",
@@ -156,6 +163,7 @@ HurrayStatus hurray_descriptor_set_quantization(HurrayDescriptor *desc, uint32_t
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT,
                             "hurray_descriptor_set_quantization: desc is NULL");
     }
+    HURRAY__TRY(refuse_graph(desc, "hurray_descriptor_set_quantization"));
     if (scheme > HURRAY_SCHEME_GGML) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
                             "hurray_descriptor_set_quantization: scheme %u is unknown",
@@ -187,6 +195,7 @@ HurrayStatus hurray_descriptor_set_part(HurrayDescriptor *desc, uint32_t role, u
     if (desc == NULL) {
         return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_descriptor_set_part: desc is NULL");
     }
+    HURRAY__TRY(refuse_graph(desc, "hurray_descriptor_set_part"));
     if (role < HURRAY_ROLE_VALUES || role > HURRAY_ROLE_GLOBAL_SCALE) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
                             "hurray_descriptor_set_part: role %u is unknown", (unsigned)role);
@@ -224,10 +233,13 @@ HurrayStatus hurray_descriptor_dtype(const HurrayDescriptor *desc, uint32_t *out
     REQUIRE(desc, "hurray_descriptor_dtype", "desc");
     REQUIRE(out, "hurray_descriptor_dtype", "out");
     if (!(desc->part_mask & HURRAY__ROLE_BIT(HURRAY_ROLE_VALUES))) {
-        /* Only a decoded or new descriptor is handed out, and both have
-         * values; this guards a future setter that could remove them. */
+        /* A version-2 descriptor has no parts; a version-1 one always has
+         * values (only a decoded or new descriptor is handed out). */
         return hurray__fail(HURRAY_ERROR_NOT_FOUND,
-                            "hurray_descriptor_dtype: the descriptor has no values part");
+                            hurray__descriptor_graph(desc) != NULL
+                                ? "hurray_descriptor_dtype: the descriptor has nodes (encoding "
+                                  "version 2) and no values part: its values are node 0's"
+                                : "hurray_descriptor_dtype: the descriptor has no values part");
     }
     *out = desc->parts[HURRAY_ROLE_VALUES - 1].dtype;
     return HURRAY_OK;

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 
+#include "descriptor_graph.h"
 #include "descriptor_validate.h"
 #include "status.h"
 
@@ -55,17 +56,27 @@ HurrayStatus hurray_descriptor_check_buffers(const HurrayDescriptor *desc,
      * meaningful for one that is, and the check computes it on the way. */
     HurrayDescriptorFacts facts;
     HURRAY__TRY(hurray__descriptor_check_facts(desc, &facts));
+    return hurray__descriptor_check_buffers_with(desc, list, &facts);
+}
+
+HurrayStatus hurray__descriptor_check_buffers_with(const HurrayDescriptor *desc,
+                                                   const HurrayBufferList *list,
+                                                   const HurrayDescriptorFacts *facts)
+{
+    if (hurray__descriptor_graph(desc) != NULL) {
+        return hurray__graph_check_buffers(desc, list); /* descriptor_graph_reach.c */
+    }
     uint64_t list_len = 0;
     HURRAY__TRY(hurray_buffer_list_len(list, &list_len));
-    if (list_len != facts.buffer_count) {
+    if (list_len != facts->buffer_count) {
         return hurray__fail(HURRAY_ERROR_INVALID_ARGUMENT,
                             "descriptor: the buffer list holds %" PRIu64
                             " buffers but the descriptor uses %u",
-                            list_len, (unsigned)facts.buffer_count);
+                            list_len, (unsigned)facts->buffer_count);
     }
     for (uint32_t parts = desc->part_mask; parts != 0; parts &= parts - 1) {
         uint32_t role = hurray__role_of_bit(parts);
-        uint64_t before = facts.before[role - 1], after = facts.after[role - 1];
+        uint64_t before = facts->before[role - 1], after = facts->after[role - 1];
         if (before == 0 && after == 0) {
             continue; /* no elements, no bytes */
         }

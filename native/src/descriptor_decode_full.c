@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "descriptor_decode.h"
+#include "descriptor_graph.h"
 #include "descriptor_validate.h"
 #include "descriptor_wire.h"
 #include "status.h"
@@ -33,10 +34,12 @@ static HurrayStatus check_frame(const uint8_t *bytes, uint64_t len)
         return refuse("magic: the first 4 bytes are not \"HRYD\"");
     }
     uint16_t version = get16(bytes + 4);
-    if (version != HURRAY__DESCRIPTOR_VERSION) {
+    if (version != HURRAY__DESCRIPTOR_VERSION && version != HURRAY__DESCRIPTOR_VERSION_GRAPH) {
         return hurray__fail(HURRAY_ERROR_UNSUPPORTED,
-                            "descriptor: encoding version %u is unsupported (this build reads %u)",
-                            (unsigned)version, HURRAY__DESCRIPTOR_VERSION);
+                            "descriptor: encoding version %u is unsupported (this build reads %u "
+                            "and %u)",
+                            (unsigned)version, HURRAY__DESCRIPTOR_VERSION,
+                            HURRAY__DESCRIPTOR_VERSION_GRAPH);
     }
     uint16_t total = get16(bytes + 6);
     if (total != len) {
@@ -141,6 +144,9 @@ HurrayStatus hurray__descriptor_decode_full(const uint8_t *bytes, uint64_t len,
                             len, HURRAY__DESCRIPTOR_HEADER_LEN);
     }
     HURRAY__TRY(check_frame(bytes, len));
+    if (get16(bytes + 4) == HURRAY__DESCRIPTOR_VERSION_GRAPH) {
+        return hurray__graph_decode(bytes, len, out); /* descriptor_graph_decode.c */
+    }
     HURRAY__TRY(check_sizes(bytes, len));
     uint32_t rank = bytes[8];
     HurrayDescriptor *desc = hurray__descriptor_alloc(rank);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "descriptor_graph.h"
 #include "descriptor_validate.h"
 #include "descriptor_wire.h"
 #include "status.h"
@@ -32,7 +33,9 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out
                             capacity);
     }
     HURRAY__TRY(hurray__descriptor_check(desc));
-    uint64_t len = hurray__descriptor_encoded_len(desc);
+    const HurrayGraph *graph = hurray__descriptor_graph(desc);
+    uint64_t len = graph == NULL ? hurray__descriptor_encoded_len(desc)
+                                 : hurray__graph_encoded_len(desc);
     if (out == NULL) {
         *out_len = len;
         return HURRAY_OK;
@@ -43,6 +46,11 @@ HurrayStatus hurray_descriptor_encode(const HurrayDescriptor *desc, uint8_t *out
                             "hurray_descriptor_encode: capacity %" PRIu64 " is below the %" PRIu64
                             " bytes needed",
                             capacity, len);
+    }
+    if (graph != NULL) {
+        hurray__graph_write(desc, out); /* version 2: descriptor_graph_encode.c */
+        *out_len = len;
+        return HURRAY_OK;
     }
     memcpy(out, hurray__descriptor_magic, sizeof hurray__descriptor_magic);
     put16(out + 4, HURRAY__DESCRIPTOR_VERSION);

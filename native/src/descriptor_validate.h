@@ -28,6 +28,18 @@ HurrayStatus hurray__descriptor_check_facts(const HurrayDescriptor *desc,
 HurrayStatus hurray__descriptor_check_rules(const HurrayDescriptor *desc,
                                             HurrayDescriptorFacts *out);
 
+/* The same facts, without recording anything in the descriptor: those it
+ * keeps when it is checked already, else a check of its own. Any number of
+ * threads may run it at once on one descriptor (hurray_dequantize_rows
+ * does), as long as none changes or checks the descriptor meanwhile. */
+HurrayStatus hurray__descriptor_check_facts_quietly(const HurrayDescriptor *desc,
+                                                    HurrayDescriptorFacts *out);
+
+/* hurray_descriptor_check_buffers on facts already found. */
+HurrayStatus hurray__descriptor_check_buffers_with(const HurrayDescriptor *desc,
+                                                   const HurrayBufferList *list,
+                                                   const HurrayDescriptorFacts *facts);
+
 /* Every semantic rule of the spec, on a non-NULL descriptor; the one check
  * that decode, validate, encode and check_buffers all run. Fails with a
  * message that names the field. A descriptor that passed once carries the

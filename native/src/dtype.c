@@ -65,6 +65,15 @@ const struct hurray__dtype_info hurray__dtype_table[HURRAY__DTYPE_TABLE_LEN] = {
     [HURRAY_DTYPE_FLOAT6_E3M2FN] = ROW("float6_e3m2fn", 6, HURRAY__KIND_FP6),
     [HURRAY_DTYPE_FLOAT4_E2M1FN] = ROW("float4_e2m1fn", 4, HURRAY__KIND_FP4),
     [HURRAY_DTYPE_BCOMPLEX32] = ROW("bcomplex32", 32, HURRAY__KIND_COMPLEX),
+    /* The widths torch has and the table lacked (ADR-054). */
+    [HURRAY_DTYPE_UINT3] = ROW("uint3", 3, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT5] = ROW("uint5", 5, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT6] = ROW("uint6", 6, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_UINT7] = ROW("uint7", 7, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT3] = ROW("int3", 3, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT5] = ROW("int5", 5, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT6] = ROW("int6", 6, HURRAY__KIND_INT),
+    [HURRAY_DTYPE_INT7] = ROW("int7", 7, HURRAY__KIND_INT),
 };
 
 
@@ -87,34 +96,38 @@ const char *hurray_dtype_name(uint32_t dtype)
     return hurray__dtype_name(dtype);
 }
 
-/* GGML codes are sparse (GGUF numbering), so a switch rather than a table. */
+/* Indexed by GGUF type number: rows without an entry (numbers GGUF never
+ * gave a block format, or gave to a plain type) stay all zero and answer
+ * for every unknown code, as the dtype table does. One load, no search:
+ * the quick GGML decode asks on every exchange. */
 struct ggml_info {
     const char *name;
     uint16_t elements;
     uint16_t bytes;
 };
 
+#define GGML_TABLE_LEN 43u
+
+static const struct ggml_info ggml_table[GGML_TABLE_LEN] = {
+    [HURRAY_GGML_Q4_0] = {"q4_0", 32, 18},        [HURRAY_GGML_Q4_1] = {"q4_1", 32, 20},
+    [HURRAY_GGML_Q5_0] = {"q5_0", 32, 22},        [HURRAY_GGML_Q5_1] = {"q5_1", 32, 24},
+    [HURRAY_GGML_Q8_0] = {"q8_0", 32, 34},        [HURRAY_GGML_Q2_K] = {"q2_k", 256, 84},
+    [HURRAY_GGML_Q3_K] = {"q3_k", 256, 110},      [HURRAY_GGML_Q4_K] = {"q4_k", 256, 144},
+    [HURRAY_GGML_Q5_K] = {"q5_k", 256, 176},      [HURRAY_GGML_Q6_K] = {"q6_k", 256, 210},
+    [HURRAY_GGML_IQ2_XXS] = {"iq2_xxs", 256, 66}, [HURRAY_GGML_IQ2_XS] = {"iq2_xs", 256, 74},
+    [HURRAY_GGML_IQ3_XXS] = {"iq3_xxs", 256, 98}, [HURRAY_GGML_IQ1_S] = {"iq1_s", 256, 50},
+    [HURRAY_GGML_IQ4_NL] = {"iq4_nl", 32, 18},    [HURRAY_GGML_IQ3_S] = {"iq3_s", 256, 110},
+    [HURRAY_GGML_IQ2_S] = {"iq2_s", 256, 82},     [HURRAY_GGML_IQ4_XS] = {"iq4_xs", 256, 136},
+    [HURRAY_GGML_IQ1_M] = {"iq1_m", 256, 56},     [HURRAY_GGML_TQ1_0] = {"tq1_0", 256, 54},
+    [HURRAY_GGML_TQ2_0] = {"tq2_0", 256, 66},     [HURRAY_GGML_MXFP4] = {"mxfp4", 32, 17},
+    [HURRAY_GGML_NVFP4] = {"nvfp4", 64, 36},      [HURRAY_GGML_Q1_0] = {"q1_0", 128, 18},
+    [HURRAY_GGML_Q2_0] = {"q2_0", 64, 18},
+};
+
 static const struct ggml_info *ggml_lookup(uint32_t ggml_type)
 {
-    static const struct ggml_info q4_0 = {"q4_0", 32, 18};
-    static const struct ggml_info q4_1 = {"q4_1", 32, 20};
-    static const struct ggml_info q5_0 = {"q5_0", 32, 22};
-    static const struct ggml_info q5_1 = {"q5_1", 32, 24};
-    static const struct ggml_info q8_0 = {"q8_0", 32, 34};
-    static const struct ggml_info q4_k = {"q4_k", 256, 144};
-    static const struct ggml_info q6_k = {"q6_k", 256, 210};
-    static const struct ggml_info mxfp4 = {"mxfp4", 32, 17};
-    switch (ggml_type) {
-    case HURRAY_GGML_Q4_0: return &q4_0;
-    case HURRAY_GGML_Q4_1: return &q4_1;
-    case HURRAY_GGML_Q5_0: return &q5_0;
-    case HURRAY_GGML_Q5_1: return &q5_1;
-    case HURRAY_GGML_Q8_0: return &q8_0;
-    case HURRAY_GGML_Q4_K: return &q4_k;
-    case HURRAY_GGML_Q6_K: return &q6_k;
-    case HURRAY_GGML_MXFP4: return &mxfp4;
-    default: return NULL;
-    }
+    const struct ggml_info *info = &ggml_table[ggml_type < GGML_TABLE_LEN ? ggml_type : 0];
+    return info->name == NULL ? NULL : info;
 }
 
 bool hurray__ggml_block(uint32_t ggml_type, uint64_t *out_elements, uint64_t *out_bytes)

@@ -125,6 +125,43 @@ static inline bool hurray__packing_fits_quickly(uint32_t packing, uint32_t bits)
            (packing == HURRAY_PACKING_LSB_FIRST && (bits == 1 || bits == 2 || bits == 4));
 }
 
+/* The packing a new values part or stored node gets for a dtype of `bits`
+ * bits: none for whole bytes; packed at their own width where that is
+ * allowed (1, 2, 4 bits); one per byte otherwise (fp6, 3, 5, 6 and 7 bits). */
+static inline uint32_t hurray__default_packing(uint32_t bits)
+{
+    if (bits >= 8) {
+        return HURRAY_PACKING_NONE;
+    }
+    if (bits == 1 || bits == 2 || bits == 4) {
+        return HURRAY_PACKING_LSB_FIRST;
+    }
+    return HURRAY_PACKING_PADDED;
+}
+
+/* Integer dtypes by sign: every code below 64 as one bit of a mask. */
+#define HURRAY__SIGNED_INTS                                                                      \
+    ((1ull << HURRAY_DTYPE_INT8) | (1ull << HURRAY_DTYPE_INT16) | (1ull << HURRAY_DTYPE_INT32) | \
+     (1ull << HURRAY_DTYPE_INT64) | (1ull << HURRAY_DTYPE_INT1) | (1ull << HURRAY_DTYPE_INT2) |  \
+     (1ull << HURRAY_DTYPE_INT4) | (1ull << HURRAY_DTYPE_INT3) | (1ull << HURRAY_DTYPE_INT5) |   \
+     (1ull << HURRAY_DTYPE_INT6) | (1ull << HURRAY_DTYPE_INT7))
+#define HURRAY__UNSIGNED_INTS                                                                     \
+    ((1ull << HURRAY_DTYPE_UINT8) | (1ull << HURRAY_DTYPE_UINT16) |                               \
+     (1ull << HURRAY_DTYPE_UINT32) | (1ull << HURRAY_DTYPE_UINT64) |                              \
+     (1ull << HURRAY_DTYPE_UINT1) | (1ull << HURRAY_DTYPE_UINT2) | (1ull << HURRAY_DTYPE_UINT4) | \
+     (1ull << HURRAY_DTYPE_UINT3) | (1ull << HURRAY_DTYPE_UINT5) | (1ull << HURRAY_DTYPE_UINT6) | \
+     (1ull << HURRAY_DTYPE_UINT7))
+
+static inline bool hurray__dtype_is_signed_int(uint32_t dtype)
+{
+    return dtype < 64 && ((HURRAY__SIGNED_INTS >> dtype) & 1u);
+}
+
+static inline bool hurray__dtype_is_unsigned_int(uint32_t dtype)
+{
+    return dtype < 64 && ((HURRAY__UNSIGNED_INTS >> dtype) & 1u);
+}
+
 /* One GGML block: how many elements it encodes and how many bytes it takes.
  * Returns false (outputs untouched) for an unknown type. */
 bool hurray__ggml_block(uint32_t ggml_type, uint64_t *out_elements, uint64_t *out_bytes);

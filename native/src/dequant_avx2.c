@@ -1,0 +1,248 @@
+/*
+ * dequant_avx2.c -- the AVX2 twins of the output conversions and of the
+ * common value readers (dequant.h). Each gives the bits of its scalar
+ * original: the same operations, lane by lane, with no fused multiply-add
+ * (the target is avx2 alone). dequant.c and dequant_values.c pick them at
+ * run time, on CPUs with AVX2 and F16C.
+ */
+#include "dequant.h"
+
+#if HURRAY__DEQUANT_AVX2
+
+#include <immintrin.h>
+
+/* float32 to float16: F16C rounds to nearest even, as the scalar code does,
+ * except for NaNs, whose bits follow numpy's rule there (a group with one
+ * is done by the scalar code). */
+HURRAY__AVX2_F16C void hurray__store_f16_avx2(const float *in, uint64_t n, uint16_t *out)
+{
+    const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF);
+    const __m256i infinity = _mm256_set1_epi32(0x7F800000);
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(in + i);
+        __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(v), abs_mask);
+        __m256i nan = _mm256_cmpgt_epi32(magnitude, infinity);
+        if (!_mm256_testz_si256(nan, nan)) {
+            for (uint64_t j = i; j < i + 8; j++) {
+                out[j] = hurray__f32_to_f16(in[j]);
+            }
+            continue;
+        }
+        __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128((__m128i *)(out + i), h);
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__f32_to_f16(in[i]);
+    }
+}
+
+/* float32 to bfloat16, 8 lanes: (f + 0x7FFF + bit 16) >> 16, a NaN to the
+ * quiet NaN of its sign. */
+HURRAY__AVX2 static inline __m256i bf16_lanes(__m256 v)
+{
+    const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF);
+    const __m256i infinity = _mm256_set1_epi32(0x7F800000);
+    __m256i f = _mm256_castps_si256(v);
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(f, 16), _mm256_set1_epi32(1));
+    __m256i rounded = _mm256_add_epi32(_mm256_add_epi32(f, _mm256_set1_epi32(0x7FFF)), lsb);
+    rounded = _mm256_srli_epi32(rounded, 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(f, abs_mask), infinity);
+    __m256i quiet = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(f, 16),
+                                                     _mm256_set1_epi32(0x8000)),
+                                    _mm256_set1_epi32(0x7FC0));
+    return _mm256_blendv_epi8(rounded, quiet, nan);
+}
+
+HURRAY__AVX2 void hurray__store_bf16_avx2(const float *in, uint64_t n, uint16_t *out)
+{
+    uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i a = bf16_lanes(_mm256_loadu_ps(in + i));
+        __m256i b = bf16_lanes(_mm256_loadu_ps(in + i + 8));
+        /* Every lane holds at most 0xFFFF, so the saturating pack is exact;
+         * it packs within 128-bit halves, which the permute puts in order. */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+        _mm256_storeu_si256((__m256i *)(out + i), packed);
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__f32_to_bf16(in[i]);
+    }
+}
+
+HURRAY__AVX2 void hurray__read_code8_avx2(const uint8_t *codes, const float *table, uint64_t n,
+                                          float *out)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i bytes = _mm_loadl_epi64((const __m128i *)(codes + i));
+        __m256i index = _mm256_cvtepu8_epi32(bytes);
+        _mm256_storeu_ps(out + i, _mm256_i32gather_ps(table, index, 4));
+    }
+    for (; i < n; i++) {
+        out[i] = table[codes[i]];
+    }
+}
+
+/* The first 16 entries of a code table, looked up by 8 codes of 4 bits. */
+HURRAY__AVX2 static inline __m256 lookup16(__m256 low, __m256 high, __m256i index)
+{
+    __m256 a = _mm256_permutevar8x32_ps(low, index);
+    __m256 b = _mm256_permutevar8x32_ps(high, index);
+    __m256 pick = _mm256_castsi256_ps(_mm256_slli_epi32(index, 28)); /* bit 3 to the sign */
+    return _mm256_blendv_ps(a, b, pick);
+}
+
+HURRAY__AVX2 void hurray__read_nibbles_avx2(const uint8_t *bytes, const float *table,
+                                            uint64_t pairs, float *out)
+{
+    __m256 low = _mm256_loadu_ps(table), high = _mm256_loadu_ps(table + 8);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    uint64_t k = 0;
+    for (; k + 8 <= pairs; k += 8) {
+        __m128i b = _mm_loadl_epi64((const __m128i *)(bytes + k));
+        __m128i lo = _mm_and_si128(b, nibble);
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), nibble);
+        __m128i codes = _mm_unpacklo_epi8(lo, hi); /* element order: low, high, low, ... */
+        __m256i first = _mm256_cvtepu8_epi32(codes);
+        __m256i second = _mm256_cvtepu8_epi32(_mm_srli_si128(codes, 8));
+        _mm256_storeu_ps(out + 2 * k, lookup16(low, high, first));
+        _mm256_storeu_ps(out + 2 * k + 8, lookup16(low, high, second));
+    }
+    for (; k < pairs; k++) {
+        out[2 * k] = table[bytes[k] & 15];
+        out[2 * k + 1] = table[bytes[k] >> 4];
+    }
+}
+
+HURRAY__AVX2_F16C void hurray__read_f16_avx2(const uint8_t *in, uint64_t n, float *out)
+{
+    /* F16C quiets a signalling NaN; the scalar conversion (and numpy) keep
+     * it, so those lanes get their quiet bit cleared again. */
+    const __m256i exponent = _mm256_set1_epi32(0x7E00), signalling = _mm256_set1_epi32(0x7C00);
+    const __m256i payload = _mm256_set1_epi32(0x03FF), quiet = _mm256_set1_epi32(0x00400000);
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(in + 2 * i));
+        __m256 f = _mm256_cvtph_ps(h);
+        __m256i wide = _mm256_cvtepu16_epi32(h);
+        __m256i snan =
+            _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(wide, exponent), signalling),
+                             _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(wide, payload),
+                                                                 _mm256_setzero_si256()),
+                                              _mm256_set1_epi32(-1)));
+        f = _mm256_xor_ps(f, _mm256_castsi256_ps(_mm256_and_si256(snan, quiet)));
+        _mm256_storeu_ps(out + i, f);
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__f16_to_f32(hurray__le16(in + 2 * i));
+    }
+}
+
+HURRAY__AVX2 void hurray__read_bf16_avx2(const uint8_t *in, uint64_t n, float *out)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(in + 2 * i));
+        __m256i f = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_ps(out + i, _mm256_castsi256_ps(f));
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__bf16_to_f32(hurray__le16(in + 2 * i));
+    }
+}
+
+/* One segment: (q - z) * s, or q * s without a zero point. */
+HURRAY__AVX2 static inline void affine_segment(const float *q, float s, const float *z, uint64_t n,
+                                               float *out)
+{
+    __m256 sv = _mm256_set1_ps(s);
+    uint64_t i = 0;
+    if (z != NULL) {
+        __m256 zv = _mm256_set1_ps(*z);
+        for (; i + 8 <= n; i += 8) {
+            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(q + i), zv);
+            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(d, _mm256_mul_ps(d, sv)));
+        }
+        for (; i < n; i++) {
+            float d = q[i] - *z;
+            out[i] = hurray__first_nan(d, d * s);
+        }
+        return;
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(q + i);
+        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(v, _mm256_mul_ps(v, sv)));
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__first_nan(q[i], q[i] * s);
+    }
+}
+
+HURRAY__AVX2 void hurray__affine_segments_avx2(const float *q, const float *s, const float *z,
+                                               uint64_t first, uint64_t length, uint64_t n,
+                                               float *out)
+{
+    if (length == 1) { /* a parameter per element: per axis, the last one */
+        uint64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            __m256 d = _mm256_loadu_ps(q + i);
+            if (z != NULL) {
+                d = _mm256_sub_ps(d, _mm256_loadu_ps(z + i));
+            }
+            _mm256_storeu_ps(out + i,
+                             hurray__first_nan_avx2(d, _mm256_mul_ps(d, _mm256_loadu_ps(s + i))));
+        }
+        for (; i < n; i++) {
+            float d = z != NULL ? q[i] - z[i] : q[i];
+            out[i] = hurray__first_nan(d, d * s[i]);
+        }
+        return;
+    }
+    uint64_t k = 0;
+    for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
+        uint64_t stop = end < n ? end : n;
+        affine_segment(q + start, s[k], z != NULL ? z + k : NULL, stop - start, out + start);
+    }
+}
+
+/* One segment: (v * s) * g, or v * s without a global scale. */
+HURRAY__AVX2 static inline void scaled_segment(const float *v, float s, const float *g, uint64_t n,
+                                               float *out)
+{
+    __m256 sv = _mm256_set1_ps(s);
+    uint64_t i = 0;
+    if (g != NULL) {
+        __m256 gv = _mm256_set1_ps(*g);
+        for (; i + 8 <= n; i += 8) {
+            __m256 x = _mm256_loadu_ps(v + i);
+            __m256 p = hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv));
+            _mm256_storeu_ps(out + i, hurray__first_nan_avx2(p, _mm256_mul_ps(p, gv)));
+        }
+        for (; i < n; i++) {
+            float p = hurray__first_nan(v[i], v[i] * s);
+            out[i] = hurray__first_nan(p, p * *g);
+        }
+        return;
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(v + i);
+        _mm256_storeu_ps(out + i, hurray__first_nan_avx2(x, _mm256_mul_ps(x, sv)));
+    }
+    for (; i < n; i++) {
+        out[i] = hurray__first_nan(v[i], v[i] * s);
+    }
+}
+
+HURRAY__AVX2 void hurray__scaled_segments_avx2(const float *v, const float *s, const float *g,
+                                               uint64_t first, uint64_t length, uint64_t n,
+                                               float *out)
+{
+    uint64_t k = 0;
+    for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
+        uint64_t stop = end < n ? end : n;
+        scaled_segment(v + start, s[k], g, stop - start, out + start);
+    }
+}
+
+#endif
