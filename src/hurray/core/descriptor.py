@@ -21,7 +21,7 @@ from ..errors import InvalidArgumentError, check
 __all__ = ["Descriptor", "Part"]
 
 # The longest encoding, from the header.
-_MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_LEN
+_MAX_ENCODED_LEN = max(lib.HURRAY_MAX_DESCRIPTOR_LEN, lib.HURRAY_MAX_DESCRIPTOR_V2_LEN)
 
 
 def _enum(prefix: str) -> tuple[dict[int, str], dict[str, int]]:
@@ -343,6 +343,9 @@ class Descriptor:
         h = self.handle
         u32 = ffi.new("uint32_t[3]")
         u64 = ffi.new("uint64_t[2]")
+        check(lib.hurray_descriptor_encoding_version(h, u32))
+        if u32[0] == 2:
+            return self._read_graph_fields(h)
         check(lib.hurray_descriptor_dtype(h, u32))
         dtype = u32[0]
         check(lib.hurray_descriptor_rank(h, u32))
@@ -384,6 +387,29 @@ class Descriptor:
             "ggml_type": None if ggml_type[0] == 0 else _name(GGML_TYPES, ggml_type[0]),
             "parts": parts,
             "buffer_count": u64[0],
+        }
+        return self._fields
+
+    def _read_graph_fields(self, h: Any) -> dict[str, Any]:
+        """The fields of a version-2 descriptor (a graph of nodes, ADR-054): its
+        dtype is the result dtype it states (float32 when unstated), its scheme
+        "graph"; it has no parts, and its nodes are read with the node accessors."""
+        u32 = ffi.new("uint32_t *")
+        u64 = ffi.new("uint64_t *")
+        check(lib.hurray_descriptor_rank(h, u32))
+        rank = u32[0]
+        shape_p = ffi.new("const uint64_t **")
+        strides_p = ffi.new("const int64_t **")
+        check(lib.hurray_descriptor_shape(h, shape_p))
+        check(lib.hurray_descriptor_strides(h, strides_p))
+        check(lib.hurray_descriptor_result_dtype(h, u32))
+        dtype = u32[0] or _dtypes.dtype_code("float32")
+        check(lib.hurray_descriptor_buffer_count(h, u64))
+        self._fields = {
+            "dtype_code": dtype, "dtype": _dtypes.dtype_name(dtype),
+            "shape": tuple(shape_p[0][0:rank]), "strides": tuple(strides_p[0][0:rank]),
+            "byte_order": "little", "packing": "none", "scheme": "graph", "granularity": "none",
+            "axis": 0, "block_size": 0, "ggml_type": None, "parts": {}, "buffer_count": u64[0],
         }
         return self._fields
 
