@@ -178,9 +178,10 @@ def _logical_shape(sources: Sources, name: str, module: str, packed: tuple[int, 
     """The weight's shape: weight_shape when stored (checked against the packed rows), else from the packing."""
     key = f"{module}.weight_shape"
     if key not in sources:
-        if per_word != int(per_word):
+        width = packed[-1] * per_word
+        if width != int(width):
             raise contradiction(name, f"its companion {key!r} is missing, and the packing does not fix the width")
-        return packed[:-1] + (packed[-1] * int(per_word),)
+        return packed[:-1] + (int(width),)
     expect(sources, name, key, ("int64", "int32"), (len(packed),), "weight_shape")
     stated = tuple(int(v) for v in small(sources, key, sources.entry(key).dtype))
     if stated[:-1] != packed[:-1] or any(v <= 0 for v in stated):
