@@ -245,6 +245,9 @@ def awq_write(directory: str, module: str, version: str, group_size: int, O: int
               seed: int = 0) -> Any:
     """AutoAWQ's WQLinear_GEMM / _GEMV.from_linear, saved with safetensors; reference dequantize_gemm [O, I]."""
     torch = _torch()
+    with warnings.catch_warnings():  # AutoAWQ announces its deprecation on import
+        warnings.simplefilter("ignore")
+        import awq  # noqa: F401
     from awq.modules.linear.gemm import WQLinear_GEMM
     from awq.modules.linear.gemv import WQLinear_GEMV
     from awq.utils.packing_utils import dequantize_gemm

@@ -101,6 +101,9 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
         expect(sources, name, g_idx_key, ("int32",), (I,), "g_idx")
         g_idx = small(sources, g_idx_key, np.int32)
         if not np.array_equal(g_idx, np.arange(I, dtype=np.int32) // gs):
+            if not config.get("desc_act", False):
+                raise contradiction(name, f"g_idx is not i // {gs} (group_size {gs_config} in the config), "
+                                          "and desc_act is not set")
             act_order = True
             if g_idx.size and (int(g_idx.min()) < 0 or int(g_idx.max()) >= G):
                 raise contradiction(name, f"g_idx holds {int(g_idx.min())} .. {int(g_idx.max())}, "
