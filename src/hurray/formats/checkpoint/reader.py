@@ -135,6 +135,8 @@ def _quant_method(config: dict[str, Any]) -> Optional[str]:
     quant = config.get("quantization_config")
     if isinstance(quant, dict):
         method = quant.get("quant_method")
+        if method is None and isinstance(config.get("quantization"), dict):
+            return None  # mlx-lm writes its quantization dict twice; its loader reads "quantization"
         if method is None and "w_bit" in quant:
             return "awq"  # AutoAWQ's quant_config.json
         if method is None and "bits" in quant and "group_size" in quant and "desc_act" in quant:
