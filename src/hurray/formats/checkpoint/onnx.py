@@ -89,6 +89,9 @@ class OnnxSources:
     def __contains__(self, name: object) -> bool:
         return name in self._init
 
+    def visible(self) -> Any:
+        return iter(self._init)
+
     def entry(self, name: str) -> Entry:
         t = self._init[name]
         known = ONNX_TYPES.get(t.data_type)

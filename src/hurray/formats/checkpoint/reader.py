@@ -17,6 +17,7 @@ the rest of the checkpoint still loads.
 """
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any, Optional
@@ -171,8 +172,12 @@ def claim_all(sources: Sources, config: Optional[dict[str, Any]], where: str) ->
 def _assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> Checkpoint:
     claims = claim_all(sources, config, path)
     consumed = {part for c in claims.values() for part in c.parts}
-    plain = [n for n in sources if n not in consumed and n not in claims]
+    plain = [n for n in sources.visible() if n not in consumed and n not in claims]
     return Checkpoint(path, sources, config, claims, plain)
+
+
+def _missing(where: str) -> FileNotFoundError:
+    return FileNotFoundError(errno.ENOENT, f"load_checkpoint: no such file or directory: {where!r}", where)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Mapping[str, Tensor]:
@@ -187,6 +192,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Mapping[str, Tensor]:
     except TypeError:
         raise InvalidArgumentError(f"load_checkpoint: path must be a str or os.PathLike, "
                                    f"not {type(path).__name__}") from None
+    if not os.path.exists(where):
+        raise _missing(where)
     if os.path.isdir(where):
         config = _config(where)
         sources = open_sources(where)
@@ -209,8 +216,6 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Mapping[str, Tensor]:
 
         return load(where)
     if ext != ".safetensors":
-        if not os.path.exists(where):
-            raise FileNotFoundError(2, "No such file or directory", where)
         raise InvalidArgumentError(f"load_checkpoint: {where!r} is not a directory or a .safetensors, .onnx, "
                                    ".gguf or .hurray file")
     config = _config(os.path.dirname(os.path.abspath(where)))

@@ -103,12 +103,18 @@ class Sources:
         self.path = path
         self._files = files
         self._owner = owner  # entry name -> index into files
+        self._visible = {name: i for i, f in enumerate(files) for name in f}  # what the files' readers list
         self.metadata: dict[str, str] = {}
         for f in files:
             self.metadata.update(f.metadata)
 
     def __iter__(self) -> Iterator[str]:
+        """The stored entries (those a Hurray record of ADR-041 binds into one tensor left out)."""
         return iter(self._owner)
+
+    def visible(self) -> Iterator[str]:
+        """The names the files' own readers give: entries, and tensors Hurray wrote as parts."""
+        return iter(self._visible)
 
     def __contains__(self, name: object) -> bool:
         return name in self._owner
@@ -129,7 +135,7 @@ class Sources:
         return f._bytes(start, nbytes)
 
     def plain(self, name: str) -> Tensor:
-        return self._files[self._owner[name]][name]
+        return self._files[self._visible[name]][name]
 
     def file_of(self, name: str) -> str:
         return self._files[self._owner[name]].path
@@ -173,7 +179,7 @@ def open_sources(directory: str) -> Sources:
             _open_all((os.path.join(directory, s) for s in shards), opened)
             owner: dict[str, int] = {}
             for i, f in enumerate(opened):
-                for name in f._raw:
+                for name in _entries(f):
                     if name in owner:
                         raise CorruptError(f"load_checkpoint: tensor {name!r} is in two shards, "
                                            f"{opened[owner[name]].path!r} and {f.path!r}")
@@ -205,4 +211,10 @@ def single(path: str, opened: Optional[list[SafetensorsFile]] = None) -> Sources
     f = load_safetensors(path)
     if opened is not None:
         opened.append(f)
-    return Sources(path, [f], {name: 0 for name in f._raw})
+    return Sources(path, [f], {name: 0 for name in _entries(f)})
+
+
+def _entries(f: SafetensorsFile) -> list[str]:
+    """The file's stored entries but the parts of tensors Hurray wrote as parts (ADR-041)."""
+    claimed = {b for _, buffers in f._composites.values() for b in buffers}
+    return [name for name in f._raw if name not in claimed]
