@@ -1,7 +1,9 @@
 """``python -m hurray inspect FILE``: one line per tensor of a hurray-io file:
 name, dtype, shape, quantization, bytes. Reads only the index and the frame
-headers (no checksums: that is ``verify``)."""
+headers (no checksums: that is ``verify``). Model files and checkpoint
+directories: see inspect_model (a quantized weight's scheme in words)."""
 import argparse
+import os
 import sys
 
 from ..core.descriptor import Descriptor
@@ -10,11 +12,11 @@ from ..core.tensor import Tensor
 from ..errors import HurrayError
 
 NAME = "inspect"
-HELP = "list the tensors of a hurray-io, GGUF or safetensors file"
+HELP = "list the tensors of a hurray-io, GGUF, safetensors or ONNX file, or of a checkpoint directory"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a .hurray, .gguf or .safetensors file")
+    parser.add_argument("file", help="a .hurray, .gguf, .safetensors or .onnx file, or a checkpoint directory")
 
 
 def quantization(desc: Descriptor) -> str:
@@ -23,6 +25,8 @@ def quantization(desc: Descriptor) -> str:
         return "-"
     if desc.scheme == "ggml":
         return f"ggml:{desc.ggml_type}"
+    if desc.scheme == "graph":
+        return "graph"
     text = f"{desc.scheme}:{desc.granularity}"
     if desc.granularity == "per_axis":
         text += f"(axis={desc.axis})"
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io import load
     from .inspect_model import MODEL_EXTENSIONS, run as run_model
 
-    if args.file.lower().endswith(MODEL_EXTENSIONS):  # GGUF and safetensors files: see inspect_model
+    if args.file.lower().endswith(MODEL_EXTENSIONS) or os.path.isdir(args.file):  # see inspect_model
         return run_model(args, describe)
 
     try:
