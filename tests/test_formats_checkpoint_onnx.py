@@ -14,7 +14,7 @@ from onnx.reference import ReferenceEvaluator
 
 import hurray
 from hurray.formats.checkpoint import load_checkpoint
-from support.checkpoint_checks import one_weight, same_values
+from support.checkpoint_checks import same_values
 
 RNG = np.random.default_rng(0)
 CODES = {

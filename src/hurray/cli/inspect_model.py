@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, describe: Callable[[str, Tensor], str]) -> int
     status = 0
     opener = open_model_file if args.file.lower().endswith(".gguf") else load_checkpoint
     try:
-        with opener(args.file) as f:  # type: ignore[operator]
+        with opener(args.file) as f:
             for key, value in sorted(f.metadata.items()):
                 print(f"# {key} = {_short(value)}")
             for name in f:

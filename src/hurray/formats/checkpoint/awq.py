@@ -15,6 +15,7 @@ them out) and are refused by name.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ._claims import Built, Claim, config_int, contradiction, expect, refusal
@@ -34,7 +35,7 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
             module = entry[: -len(".qweight")]
             name = module + ".weight"
             parts = tuple(f"{module}.{s}" for s in ("qweight", "qzeros", "scales") if f"{module}.{s}" in sources)
-            out[name] = Claim(name, CONVENTION, parts, lambda s, n=name, m=module: _build(s, n, m, config))
+            out[name] = Claim(name, CONVENTION, parts, partial(_build, name=name, module=module, config=config))
     return out
 
 

@@ -16,6 +16,7 @@ LLM.int8: ``<m>.weight`` int8 [O, I], ``<m>.SCB`` float32 [O] and
 """
 from __future__ import annotations
 
+from functools import partial
 import math
 from typing import Any
 
@@ -50,13 +51,13 @@ def claim(sources: Sources) -> dict[str, Claim]:
             name = module + ".weight"
             parts = tuple(n for n in (name, f"{name}.absmax", f"{name}.quant_map", f"{name}.nested_absmax",
                                       f"{name}.nested_quant_map", entry) if n in sources)
-            out[name] = Claim(name, CONVENTION, parts, lambda s, n=name, b=entry, k=kind: _four_bit(s, n, b, k))
+            out[name] = Claim(name, CONVENTION, parts, partial(_four_bit, name=name, blob=entry, kind=kind))
         elif entry.endswith(".SCB"):
             module = entry[: -len(".SCB")]
             name = module + ".weight"
             if name in sources and sources.entry(name).dtype == "int8":
                 parts = tuple(n for n in (name, entry, f"{module}.weight_format") if n in sources)
-                out[name] = Claim(name, CONVENTION, parts, lambda s, n=name, m=module: _int8(s, n, m))
+                out[name] = Claim(name, CONVENTION, parts, partial(_int8, name=name, module=module))
     return out
 
 
@@ -114,7 +115,7 @@ def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
         nbs, offset = state.get("nested_blocksize"), state.get("nested_offset")
         if nbs != 256 or state.get("nested_dtype", "float32") != "float32":
             raise contradiction(name, f"nested_blocksize {nbs!r}, nested_dtype {state.get('nested_dtype')!r}")
-        if type(offset) not in (int, float) or not math.isfinite(offset):
+        if not isinstance(offset, (int, float)) or isinstance(offset, bool) or not math.isfinite(offset):
             raise contradiction(name, f"nested_offset {offset!r}")
         expect(sources, name, f"{name}.absmax", ("uint8",), (blocks,), "absmax")
         expect(sources, name, f"{name}.nested_quant_map", ("float32",), (256,), "nested_quant_map")

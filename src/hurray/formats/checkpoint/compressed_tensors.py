@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from typing import Any, Optional
 
 from ._claims import SHORT, Built, Claim, contradiction, expect, refusal, row_major, small
@@ -113,27 +114,27 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
         parts = tuple(f"{module}.{s}" for s in _SUFFIXES if f"{module}.{s}" in sources)
         if entry.endswith(".weight_scale"):
             parts = (name,) + parts
-        claims[name] = Claim(name, CONVENTION, parts, _maker(name, module, config))
+        claims[name] = Claim(name, CONVENTION, parts, partial(_configured, name=name, module=module, config=config))
     return claims
 
 
+def _refused(sources: Sources, name: str, reason: str) -> Built:
+    raise refusal(name, reason)
+
+
 def _refuse_all(sources: Sources, reason: str) -> dict[str, Claim]:
-    def make(_: Sources, name: str = "") -> Built:
-        raise refusal(name, reason)
     out = {}
     for entry in sources:
         if entry.endswith(".weight_packed") or entry.endswith(".weight_scale"):
             module = entry.rsplit(".", 1)[0]
             name = module + ".weight"
-            out[name] = Claim(name, CONVENTION, (entry,), lambda s, n=name: make(s, n))
+            out[name] = Claim(name, CONVENTION, (entry,), partial(_refused, name=name, reason=reason))
     return out
 
 
-def _maker(name: str, module: str, config: dict[str, Any]):  # type: ignore[no-untyped-def]
-    def make(sources: Sources) -> Built:
-        args, fmt = _args_for(name, module, config)
-        return _build(sources, name, module, args, fmt, config)
-    return make
+def _configured(sources: Sources, name: str, module: str, config: dict[str, Any]) -> Built:
+    args, fmt = _args_for(name, module, config)
+    return _build(sources, name, module, args, fmt, config)
 
 
 def _strategy(args: dict[str, Any]) -> str:
@@ -223,28 +224,22 @@ def _build(sources: Sources, name: str, module: str, args: dict[str, Any], fmt: 
         if len(packed) < 2:
             raise contradiction(name, f"weight_packed has shape {list(packed)}, not [..., out, words]")
         shape = _logical_shape(sources, name, module, packed, 32 / bits if dense else 32 // bits)
-        words = -(-shape[-1] * bits // 32) if dense else -(-shape[-1] // (32 // bits))
-        if packed[-1] != words:
-            raise contradiction(name, f"{shape[-1]} columns of {bits}-bit codes need {words} words a row, "
+        row_words = -(-shape[-1] * bits // 32) if dense else -(-shape[-1] // (32 // bits))
+        if packed[-1] != row_words:
+            raise contradiction(name, f"{shape[-1]} columns of {bits}-bit codes need {row_words} words a row, "
                                       f"but weight_packed has {packed[-1]}")
         blocks, grid, ragged, grouping = _grid(name, shape, args, strategy)
-        scale = expect(sources, name, scale_key, _WIDE, _squeeze_ok(sources, scale_key, grid), "weight_scale")
-        packing: dict[str, Any] = {"packing": "dense"} if dense else {
-            "packing": "slots", "chunk_containers": 1, "chunk_stride": 1, "order": tuple(range(32 // bits))}
-        rank = len(shape)
-        x = Stored(f"uint{bits}", shape, 0, container_bits=32, packed_axis=rank - 1, strides=row_major(packed),
-                   code_offset=-(1 << (bits - 1)), **packing)
+        expect(sources, name, scale_key, _WIDE, _squeeze_ok(sources, scale_key, grid), "weight_scale")
+        x = packed_codes(shape, bits, dense)
         arrays = [sources.data(packed_key), sources.data(scale_key)]
-        zp: Optional[Node] = None
+        zp: Optional[Stored] = None
         if zp_key in sources:
             if args.get("symmetric", True):
                 raise contradiction(name, "weight_zero_point is stored, but the config says symmetric")
             if strategy in ("group", "channel"):
                 zrows = -(-shape[-2] * bits // 32) if dense else -(-shape[-2] // (32 // bits))
                 expect(sources, name, zp_key, ("int32",), grid[:-2] + (zrows, grid[-1]), "weight_zero_point")
-                zp = Stored(f"uint{bits}", grid, 2, container_bits=32, packed_axis=rank - 2,
-                            strides=row_major(grid[:-2] + (zrows, grid[-1])),
-                            code_offset=-(1 << (bits - 1)), **packing)
+                zp = packed_zeros(shape, grid, bits, dense)
             else:
                 expect(sources, name, zp_key, ("int8",), _squeeze_ok(sources, zp_key, grid), "weight_zero_point")
                 zp = Stored("int8", grid, 2)
@@ -274,14 +269,58 @@ def _build(sources: Sources, name: str, module: str, args: dict[str, Any], fmt: 
         label = fmt
         code_words = "fp8 e4m3" if kind == "float" else f"int{bits}"
     t = sources.entry(scale_key).dtype or "float32"
-    s = Stored(t, grid, 1)
-    if zp is None:
-        nodes = [Step("mul", t, shape, 1, 2, blocks=blocks, ragged=ragged), x, s]
-    else:
-        nodes = [Step("sub_mul", t, shape, 1, 2, 3, blocks=blocks, ragged=ragged), x, s, zp]
+    nodes = affine_graph(shape, x, t, blocks, grid, ragged, zp)
     form = "affine" if zp is not None else "symmetric"
     words = f"{code_words} {form}, {grouping}, {SHORT[t]} scales ({CONVENTION} {label})"
     return Built(build(shape, nodes, t), tuple(arrays), words)
+
+
+def packed_codes(shape: tuple[int, ...], bits: int, dense: bool) -> Stored:
+    """weight_packed (buffer 0): offset-binary b-bit codes in int32 words along the last axis."""
+    words = -(-shape[-1] * bits // 32) if dense else -(-shape[-1] // (32 // bits))
+    return Stored(f"uint{bits}", shape, 0, container_bits=32, packed_axis=len(shape) - 1,
+                  strides=row_major(shape[:-1] + (words,)), code_offset=-(1 << (bits - 1)), **_packing(bits, dense))
+
+
+def packed_zeros(shape: tuple[int, ...], grid: tuple[int, ...], bits: int, dense: bool) -> Stored:
+    """weight_zero_point of group and channel strategies (buffer 2): packed down the output axis."""
+    rows = -(-shape[-2] * bits // 32) if dense else -(-shape[-2] // (32 // bits))
+    return Stored(f"uint{bits}", grid, 2, container_bits=32, packed_axis=len(grid) - 2,
+                  strides=row_major(grid[:-2] + (rows, grid[-1])), code_offset=-(1 << (bits - 1)),
+                  **_packing(bits, dense))
+
+
+def _packing(bits: int, dense: bool) -> dict[str, Any]:
+    if dense:
+        return {"packing": "dense"}
+    return {"packing": "slots", "chunk_containers": 1, "chunk_stride": 1, "order": tuple(range(32 // bits))}
+
+
+def affine_graph(shape: tuple[int, ...], x: Stored, t: str, blocks: tuple[int, ...], grid: tuple[int, ...],
+                 ragged: bool, zp: Optional[Stored]) -> list[Node]:
+    """(q - zp) * s or q * s in the scale dtype t: codes x (buffer 0), scales (1), zero points (2)."""
+    s = Stored(t, grid, 1)
+    if zp is None:
+        return [Step("mul", t, shape, 1, 2, blocks=blocks, ragged=ragged), x, s]
+    return [Step("sub_mul", t, shape, 1, 2, 3, blocks=blocks, ragged=ragged), x, s, zp]
+
+
+def fp_graph(shape: tuple[int, ...], fmt: str, row_bytes: int = 0) -> list[Node]:
+    """nvfp4-, mxfp4-, mxfp6-pack-quantized and mxfp8-quantized: codes (0), scales (1), global scale (2)."""
+    rows, cols = shape
+    if fmt == "mxfp8-quantized":
+        x = Stored("float8_e4m3fn", shape, 0)
+    elif fmt == "mxfp6-pack-quantized":
+        x = Stored("float6_e2m3fn", shape, 0, container_bits=8, packed_axis=1, packing="dense",
+                   strides=(row_bytes or cols * 3 // 4, 1))
+    else:
+        x = Stored("float4_e2m1fn", shape, 0, packing="lsb_first")
+    if fmt == "nvfp4-pack-quantized":
+        grid = (rows, cols // 16)
+        return [Step("mul", "float32", shape, 1, 2, blocks=(1, 16)), x, Step("div", "float32", grid, 3, 4, blocks=grid),
+                Stored("float8_e4m3fn", grid, 1), Stored("float32", (1, 1), 2)]
+    return [Step("mul", "bfloat16", shape, 1, 2, blocks=(1, 32)), x,
+            Stored("float8_e8m0fnu", (rows, cols // 32), 1, no_nan=True)]
 
 
 def _squeeze_ok(sources: Sources, key: str, grid: tuple[int, ...]) -> Optional[tuple[Optional[int], ...]]:
@@ -293,10 +332,8 @@ def _squeeze_ok(sources: Sources, key: str, grid: tuple[int, ...]) -> Optional[t
 
 def _build_fp(sources: Sources, name: str, module: str, args: dict[str, Any], fmt: str) -> Built:
     scale_key = f"{module}.weight_scale"
-    nodes: list[Node]
     if fmt == "mxfp8-quantized":
         shape = expect(sources, name, name, ("float8_e4m3fn",), None, "weight").shape
-        x: Stored = Stored("float8_e4m3fn", shape, 0)
         arrays = [sources.data(name)]
         gs, code = 32, "fp8 e4m3"
     else:
@@ -309,13 +346,7 @@ def _build_fp(sources: Sources, name: str, module: str, args: dict[str, Any], fm
         need = shape[1] * 3 // 4 if fmt == "mxfp6-pack-quantized" else -(-shape[1] // 2)
         if packed[1] != need or (fmt == "mxfp6-pack-quantized" and shape[1] % 4):
             raise contradiction(name, f"{shape[1]} columns need {need} bytes a row, but weight_packed has {packed[1]}")
-        if fmt == "mxfp6-pack-quantized":
-            x = Stored("float6_e2m3fn", shape, 0, container_bits=8, packed_axis=1, packing="dense",
-                       strides=(packed[1], 1))
-            code = "fp6 e2m3"
-        else:
-            x = Stored("float4_e2m1fn", shape, 0, packing="lsb_first")
-            code = "fp4 e2m1"
+        code = "fp6 e2m3" if fmt == "mxfp6-pack-quantized" else "fp4 e2m1"
         arrays = [sources.data(packed_key)]
         gs = 16 if fmt == "nvfp4-pack-quantized" else 32
     rows, cols = shape
@@ -329,14 +360,9 @@ def _build_fp(sources: Sources, name: str, module: str, args: dict[str, Any], fm
         gkey = f"{module}.weight_global_scale"
         expect(sources, name, gkey, ("float32",), (1,), "weight_global_scale")
         arrays += [sources.data(scale_key), sources.data(gkey)]
-        nodes = [Step("mul", "float32", shape, 1, 2, blocks=(1, gs)), x,
-                 Step("div", "float32", grid, 3, 4, blocks=grid), Stored("float8_e4m3fn", grid, 1),
-                 Stored("float32", (1, 1), 2)]
         words = f"{code}, groups of 16, e4m3 scales divided by an fp32 global scale ({CONVENTION} {fmt})"
     else:
         expect(sources, name, scale_key, ("uint8", "float8_e8m0fnu"), grid, "weight_scale")
         arrays.append(sources.data(scale_key))
-        nodes = [Step("mul", "bfloat16", shape, 1, 2, blocks=(1, gs)), x,
-                 Stored("float8_e8m0fnu", grid, 1, no_nan=True)]
         words = f"{code}, groups of 32, e8m0 scales (255 is infinity), in bf16 ({CONVENTION} {fmt})"
-    return Built(build(shape, nodes, "bfloat16"), tuple(arrays), words)
+    return Built(build(shape, fp_graph(shape, fmt), "bfloat16"), tuple(arrays), words)

@@ -12,10 +12,11 @@ settled (QUANT-FORMATS § 6.1 marks it UNVERIFIED).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ._claims import Built, Claim, contradiction, expect, refusal
-from ._graph import Step, Stored, build
+from ._graph import Node, Step, Stored, build
 from .sources import Sources
 
 __all__ = ["claim", "fp8_graph"]
@@ -31,11 +32,11 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
                 name = entry[: -len(suffix)]
                 if sources.entry(name).dtype == "float8_e4m3fn":
                     out[name] = Claim(name, CONVENTION, (name, entry),
-                                      lambda s, n=name, e=entry: _build(s, n, e, config))
+                                      partial(_build, name=name, scale_key=entry, config=config))
     return out
 
 
-def fp8_graph(O: int, I: int, block: tuple[int, int]) -> list[Any]:
+def fp8_graph(O: int, I: int, block: tuple[int, int]) -> list[Node]:
     grid = (-(-O // block[0]), -(-I // block[1]))
     return [Step("mul", "float32", (O, I), 1, 2, blocks=block, ragged=O % block[0] != 0 or I % block[1] != 0),
             Stored("float8_e4m3fn", (O, I), 0), Stored("float32", grid, 1)]
@@ -55,7 +56,7 @@ def _build(sources: Sources, name: str, scale_key: str, config: dict[str, Any]) 
         found = expect(sources, name, scale_key, ("float32",), None, "scale")
         if found.shape not in ((), (1,), (1, 1)):
             raise contradiction(name, f"a per-tensor FP8 scale of shape {list(found.shape)} (no weight_block_size)")
-        nodes = [Step("mul", "float32", (O, I), 1, 2, blocks=(O, I)), Stored("float8_e4m3fn", (O, I), 0),
+        nodes: list[Node] = [Step("mul", "float32", (O, I), 1, 2, blocks=(O, I)), Stored("float8_e4m3fn", (O, I), 0),
                  Stored("float32", (1, 1), 1)]
         words = "fp8 e4m3, per tensor, fp32 scale (FP8)"
     else:

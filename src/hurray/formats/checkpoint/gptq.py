@@ -18,6 +18,7 @@ qzeros uint<b> dense along the output axis.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
             name = module + ".weight"
             parts = tuple(f"{module}.{s}" for s in ("qweight", "qzeros", "scales", "g_idx")
                           if f"{module}.{s}" in sources)
-            out[name] = Claim(name, CONVENTION, parts, lambda s, n=name, m=module: _build(s, n, m, config))
+            out[name] = Claim(name, CONVENTION, parts, partial(_build, name=name, module=module, config=config))
     return out
 
 

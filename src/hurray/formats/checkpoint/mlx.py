@@ -13,6 +13,7 @@ fp32(global / 2688), and the output fp32, as MLX returns it.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Optional
 
 from ._claims import SHORT, Built, Claim, contradiction, expect, refusal, row_major
@@ -41,7 +42,7 @@ def claim(sources: Sources, config: Optional[dict[str, Any]]) -> dict[str, Claim
             module = entry[: -len(".scales")]
             name = module + ".weight"
             parts = tuple(n for n in (name, entry, f"{module}.biases", f"{module}.global_scale") if n in sources)
-            out[name] = Claim(name, CONVENTION, parts, lambda s, n=name, m=module: _build(s, n, m, quant))
+            out[name] = Claim(name, CONVENTION, parts, partial(_build, name=name, module=module, quant=quant))
     return out
 
 

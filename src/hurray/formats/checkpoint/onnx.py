@@ -21,6 +21,7 @@ scale needs output_dtype, or the weight is refused.
 """
 from __future__ import annotations
 
+from functools import partial
 import math
 import os
 from typing import Any, Optional
@@ -77,7 +78,7 @@ class OnnxSources:
         self.metadata: dict[str, str] = {}
         self._map = mapped
         self._external: dict[str, Any] = {}
-        self._init = {}
+        self._init: dict[str, Initializer] = {}
         for t in model.initializers:
             if t.name in self._init:
                 raise CorruptError(f"load_checkpoint: {path!r}: initializer {t.name!r} is listed twice")
@@ -125,7 +126,8 @@ class OnnxSources:
         if length != need:
             raise CorruptError(f"load_checkpoint: initializer {name!r}: dims {t.dims} of ONNX type {t.data_type} "
                                f"need {need} bytes of raw_data, it holds {length}")
-        return np.frombuffer(self._map, np.uint8, length, at) if length else np.zeros(0, np.uint8)
+        return np.frombuffer(self._map, np.uint8, length, at) if length and self._map is not None \
+            else np.zeros(0, np.uint8)
 
     def _external_bytes(self, name: str, t: Initializer, need: int) -> np.ndarray:
         location = t.external.get("location", "")
@@ -152,7 +154,9 @@ class OnnxSources:
         if offset + length > size:
             raise CorruptError(f"load_checkpoint: initializer {name!r}: external data ends at byte "
                                f"{offset + length}, past the end of {location!r} ({size} bytes)")
-        return np.frombuffer(mapped, np.uint8, length, offset) if length else np.zeros(0, np.uint8)
+        if not length or mapped is None:
+            return np.zeros(0, np.uint8)
+        return np.frombuffer(mapped, np.uint8, length, offset)
 
     def plain(self, name: str) -> Tensor:
         entry = self.entry(name)
@@ -190,16 +194,16 @@ def _claims(sources: OnnxSources, model: Model) -> dict[str, Claim]:
             reason = (f"its DequantizeLinear inputs {missing} are not initializers (a graph input or another "
                       "node's output), so its values are not in the file") if missing else \
                 "its DequantizeLinear has fewer than two inputs"
-            out[name] = Claim(name, CONVENTION, (), lambda s, n=name, r=reason: _refuse(n, r))
+            out[name] = Claim(name, CONVENTION, (), partial(_refuse, name=name, reason=reason))
             continue
         if name in sources:
             raise CorruptError(f"load_checkpoint: {sources.path!r}: {name!r} is both an initializer and a "
                                "DequantizeLinear output")
-        out[name] = Claim(name, CONVENTION, tuple(present), lambda s, n=name, nd=node: _build(s, n, nd))
+        out[name] = Claim(name, CONVENTION, tuple(present), partial(_build, name=name, node=node))
     return out
 
 
-def _refuse(name: str, reason: str) -> Built:
+def _refuse(sources: OnnxSources, name: str, reason: str) -> Built:
     raise contradiction(name, reason)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from ...core.tensor import Tensor
@@ -180,7 +180,7 @@ def _missing(where: str) -> FileNotFoundError:
     return FileNotFoundError(errno.ENOENT, f"load_checkpoint: no such file or directory: {where!r}", where)
 
 
-def load_checkpoint(path: str | os.PathLike[str]) -> Mapping[str, Tensor]:
+def load_checkpoint(path: str | os.PathLike[str]) -> FileMapping:
     """Open the checkpoint at `path` (a directory or a .safetensors, .onnx, .gguf or .hurray file).
 
     Returns a read-only Mapping of names to Tensors: one quantized Tensor per
