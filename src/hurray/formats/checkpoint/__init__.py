@@ -3,5 +3,6 @@
 index reader (sources), the ONNX reader (onnx_wire, the protobuf walk; onnx,
 its DequantizeLinear nodes), load_checkpoint (reader) and save_checkpoint (writer)."""
 from .reader import Checkpoint, load_checkpoint
+from .writer import FORMATS, save_checkpoint
 
-__all__ = ["Checkpoint", "load_checkpoint"]
+__all__ = ["FORMATS", "Checkpoint", "load_checkpoint", "save_checkpoint"]

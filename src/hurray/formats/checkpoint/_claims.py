@@ -85,3 +85,31 @@ def config_int(name: str, config: dict[str, Any], key: str, where: str, default:
     if type(value) is not int:
         raise refusal(name, f"{where} {key!r} is {value!r}, not an integer")
     return value
+
+
+class Stated(NamedTuple):
+    """What a writer makes of one weight: its stored tensors by name, and what the config must say of it."""
+
+    entries: dict[str, np.ndarray]
+    params: dict[str, Any]
+
+
+def unstatable(name: str, convention: str, reason: str) -> UnsupportedError:
+    """A tensor the chosen convention cannot state (it is never rounded to fit)."""
+    return UnsupportedError(f"save_checkpoint: tensor {name!r}: {convention} cannot state it: {reason}")
+
+
+def module_of(name: str, convention: str) -> str:
+    if not name.endswith(".weight"):
+        raise unstatable(name, convention, "a quantized weight's name must end in '.weight' (its module's weight)")
+    return name[: -len(".weight")]
+
+
+def stored_as(tensor: Any, index: int, dtype: Any, shape: Sequence[int]) -> np.ndarray:
+    """Buffer `index` of `tensor` as a read-only array of `dtype` and `shape` (zero-copy)."""
+    dt = np.dtype(dtype)
+    need = math.prod(shape) * dt.itemsize
+    raw = tensor.buffer(index)
+    if raw.size < need:  # pragma: no cover - the descriptor proved the buffers hold what it reaches
+        raise CorruptError(f"buffer {index} holds {raw.size} bytes, fewer than the {need} it must")
+    return raw[:need].view(dt).reshape(tuple(shape))

@@ -24,9 +24,9 @@ from ...core import dtypes as _dtypes
 from ...core.descriptor import Descriptor
 from ...core.tensor import Tensor
 from ..._ffi import ffi, lib
-from ...errors import check
+from ...errors import HurrayError, check
 
-__all__ = ["Constant", "Node", "Step", "Stored", "build", "constant_bits", "dequantize", "graph_of",
+__all__ = ["Constant", "Node", "Step", "Stored", "build", "constant_bits", "dequantize", "graph_of", "same_graph",
            "read", "tensor"]
 
 FORMS = {"mul": lib.HURRAY_FORM_MUL, "div": lib.HURRAY_FORM_DIV, "sub_mul": lib.HURRAY_FORM_SUB_MUL,
@@ -262,3 +262,14 @@ def dequantize(t: Tensor, dtype: str = "float32", rows: Optional[tuple[int, int]
     finally:
         lib.hurray_buffer_list_destroy(box)
     return out
+
+
+def same_graph(desc: Descriptor, shape: Sequence[int], nodes: Sequence[Node]) -> bool:
+    """True when `desc` is the graph `nodes` over `shape` (its result dtype aside, which is informative)."""
+    if not graph_of(desc) or tuple(desc.shape) != tuple(shape):
+        return False
+    try:
+        expected = build(shape, nodes)
+    except HurrayError:
+        return False
+    return read(expected)[0] == read(desc)[0]

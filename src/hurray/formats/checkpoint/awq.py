@@ -18,11 +18,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ._claims import Built, Claim, config_int, contradiction, expect, refusal
-from ._graph import Node, Step, Stored, build
+from ._claims import Built, Claim, Stated, config_int, contradiction, expect, module_of, refusal, stored_as, unstatable
+from ._graph import Node, Step, Stored, build, read, same_graph
 from .sources import Sources
 
-__all__ = ["AWQ_ORDER", "claim", "gemm_graph", "gemv_graph", "zeros_width"]
+__all__ = ["AWQ_ORDER", "claim", "config", "gemm_graph", "gemv_graph", "state", "zeros_width"]
 
 CONVENTION = "awq"
 AWQ_ORDER = (0, 4, 1, 5, 2, 6, 3, 7)
@@ -94,3 +94,40 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
     arrays = tuple(sources.data(f"{module}.{s}") for s in ("qweight", "scales", "qzeros"))
     words = f"int4 affine, groups of {gs}, fp16 scales (AWQ {version.upper()})"
     return Built(build((O, I), nodes, "float16"), arrays, words)
+
+
+# ---- writing -------------------------------------------------------------------------
+
+def state(name: str, tensor: Any) -> Stated:
+    """qweight, qzeros and scales of a weight whose graph is AWQ's GEMM or GEMV one."""
+    module = module_of(name, "AWQ")
+    nodes, _ = read(tensor.descriptor)
+    step = nodes[0]
+    if not (isinstance(step, Step) and len(nodes) == 4 and isinstance(nodes[1], Stored) and len(step.shape) == 2
+            and step.blocks is not None):
+        raise unstatable(name, "AWQ", "it is not (q - z) * s in fp16 over 4-bit codes")
+    O, I = step.shape
+    gs = step.blocks[1]
+    x = nodes[1]
+    if x.packed_axis == 0 and O % 8 == 0 and gs and I % gs == 0 and same_graph(tensor.descriptor, (O, I),
+                                                                                gemm_graph(O, I, gs)):
+        G = I // gs
+        entries = {f"{module}.qweight": stored_as(tensor, 0, "<i4", (I, O // 8)),
+                   f"{module}.qzeros": stored_as(tensor, 2, "<i4", (G, O // 8)),
+                   f"{module}.scales": stored_as(tensor, 1, "<f2", (G, O))}
+        return Stated(entries, {"version": "gemm", "group_size": gs})
+    wz = zeros_width(I, gs) if gs and I % gs == 0 else 0
+    if wz and I % 8 == 0 and same_graph(tensor.descriptor, (O, I), gemv_graph(O, I, gs, wz)):
+        entries = {f"{module}.qweight": stored_as(tensor, 0, "<i4", (O, I // 8)),
+                   f"{module}.qzeros": stored_as(tensor, 2, "<i4", (O, wz)),
+                   f"{module}.scales": stored_as(tensor, 1, "<f2", (O, wz * 8))}
+        return Stated(entries, {"version": "gemv", "group_size": gs})
+    raise unstatable(name, "AWQ", "its graph is neither AWQ's GEMM nor its GEMV one")
+
+
+def config(params: list[dict[str, Any]]) -> dict[str, Any]:
+    first = params[0]
+    if any(p != first for p in params[1:]):
+        raise unstatable("(several)", "AWQ", "its weights differ in version or group size; an AWQ config states one")
+    return {"quant_method": "awq", "bits": 4, "group_size": first["group_size"], "zero_point": True,
+            "version": first["version"], "modules_to_not_convert": None}

@@ -17,16 +17,17 @@ LLM.int8: ``<m>.weight`` int8 [O, I], ``<m>.SCB`` float32 [O] and
 from __future__ import annotations
 
 from functools import partial
+import json
 import math
 from typing import Any
 
 import numpy as np
 
-from ._claims import SHORT, Built, Claim, contradiction, expect, refusal, small
-from ._graph import Constant, Node, Step, Stored, build, constant_bits
+from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, refusal, small, stored_as, unstatable
+from ._graph import Constant, Node, Step, Stored, build, constant_bits, read, same_graph
 from .sources import Sources, parse_json
 
-__all__ = ["FP4", "NF4", "ONE_OVER_127", "claim", "MAX_BLOB"]
+__all__ = ["FP4", "NF4", "ONE_OVER_127", "MAX_BLOB", "claim", "config", "four_bit_graph", "int8_graph", "state"]
 
 CONVENTION = "bitsandbytes"
 MAX_BLOB = 4096
@@ -74,6 +75,38 @@ def quant_state(sources: Sources, name: str, blob: str) -> dict[str, Any]:
     return state
 
 
+def _same_table(stored: np.ndarray, table: np.ndarray, quant_type: str) -> bool:
+    """The stored quant_map is bnb's table bit for bit (FP4's code 8 may be either zero: the file states which)."""
+    same = stored.view(np.uint32) == table.view(np.uint32)
+    if quant_type == "fp4":
+        same[8] = bool(stored[8] == 0.0)
+    return bool(same.all())
+
+
+def four_bit_graph(n: int, bs: int, nested: bool, offset_bits: int = 0) -> list[Node]:
+    """NF4/FP4 over n flattened elements: codes (buffer 0, high nibble first) through the stored
+    quant_map (1) times absmax (2, fp32), or, nested, absmax (2, uint8) through nested_quant_map (3)
+    times nested_absmax (4) plus the nested offset."""
+    nodes: list[Node] = [
+        Step("mul", "float32", (n,), 1, 3, blocks=(bs,), ragged=n % bs != 0),
+        Stored("uint4", (n,), 0, container_bits=8, packed_axis=0, packing="slots", chunk_containers=1,
+               chunk_stride=1, order=(1, 0), codebook=2),
+        Stored("float32", (16,), 1),
+    ]
+    blocks = -(-n // bs)
+    if not nested:
+        return nodes + [Stored("float32", (blocks,), 2)]
+    return nodes + [Step("mul_add", "float32", (blocks,), 4, 6, 7, blocks=(256,), ragged=blocks % 256 != 0),
+                    Stored("uint8", (blocks,), 2, codebook=5), Stored("float32", (256,), 3),
+                    Stored("float32", (-(-blocks // 256),), 4), Constant("float32", offset_bits)]
+
+
+def int8_graph(O: int, I: int) -> list[Node]:
+    """LLM.int8: fp32((q * SCB) * fp32(1/127)): codes (buffer 0), SCB (1)."""
+    return [Step("mul", "float32", (O, I), 1, 4, blocks=(O, I)), Step("mul", "float32", (O, I), 2, 3, blocks=(1, I)),
+            Stored("int8", (O, I), 0), Stored("float32", (O, 1), 1), Constant("float32", ONE_OVER_127)]
+
+
 def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
     state = quant_state(sources, name, blob)
     quant_type = state.get("quant_type")
@@ -95,22 +128,13 @@ def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
                                   f"the stored weight ({weight.stored} {list(weight.shape)}) has {sources.data(name).size}")
     blocks = -(-n // bs)
     table = NF4 if quant_type == "nf4" else FP4
-    qmap = expect(sources, name, f"{name}.quant_map", ("float32",), (16,), "quant_map")
-    stored = small(sources, qmap and f"{name}.quant_map", np.float32)
-    same = stored.view(np.uint32) == table.view(np.uint32)
-    if quant_type == "fp4":
-        same[8] = stored[8] == 0.0  # either sign of zero: the file states which
-    if not same.all():
+    expect(sources, name, f"{name}.quant_map", ("float32",), (16,), "quant_map")
+    stored = small(sources, f"{name}.quant_map", np.float32)
+    if not _same_table(stored, table, quant_type):
         raise refusal(name, f"its quant_map differs from bnb's {quant_type} table, which bnb dequantizes with")
-    ragged = n % bs != 0
-    nodes: list[Node] = [
-        Step("mul", "float32", (n,), 1, 3, blocks=(bs,), ragged=ragged),
-        Stored("uint4", (n,), 0, container_bits=8, packed_axis=0, packing="slots", chunk_containers=1,
-               chunk_stride=1, order=(1, 0), codebook=2),
-        Stored("float32", (16,), 1),
-    ]
     arrays = [sources.data(name), sources.data(f"{name}.quant_map")]
     nested = "nested_offset" in state or f"{name}.nested_absmax" in sources
+    offset_bits = 0
     if nested:
         nbs, offset = state.get("nested_blocksize"), state.get("nested_offset")
         if nbs != 256 or state.get("nested_dtype", "float32") != "float32":
@@ -120,15 +144,13 @@ def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
         expect(sources, name, f"{name}.absmax", ("uint8",), (blocks,), "absmax")
         expect(sources, name, f"{name}.nested_quant_map", ("float32",), (256,), "nested_quant_map")
         expect(sources, name, f"{name}.nested_absmax", ("float32",), (-(-blocks // 256),), "nested_absmax")
-        nodes += [Step("mul_add", "float32", (blocks,), 4, 6, 7, blocks=(256,), ragged=blocks % 256 != 0),
-                  Stored("uint8", (blocks,), 2, codebook=5), Stored("float32", (256,), 3),
-                  Stored("float32", (-(-blocks // 256),), 4), Constant("float32", constant_bits("float32", offset))]
+        offset_bits = constant_bits("float32", offset)
         arrays += [sources.data(f"{name}.absmax"), sources.data(f"{name}.nested_quant_map"),
                    sources.data(f"{name}.nested_absmax")]
     else:
         expect(sources, name, f"{name}.absmax", ("float32",), (blocks,), "absmax")
-        nodes.append(Stored("float32", (blocks,), 2))
         arrays.append(sources.data(f"{name}.absmax"))
+    nodes = four_bit_graph(n, bs, nested, offset_bits)
     words = (f"{quant_type} codebook, blocks of {bs} over the flattened tensor, "
              f"{'nested (uint8, 256) ' if nested else ''}fp32 absmax, {SHORT[dtype]} result (bitsandbytes)")
     return Built(build(tuple(shape), nodes, dtype), tuple(arrays), words)
@@ -146,13 +168,62 @@ def _int8(sources: Sources, name: str, module: str) -> Built:
         value = small(sources, fmt_key, sources.entry(fmt_key).dtype).reshape(-1)
         if value.size != 1 or int(value[0]) != 0:
             raise refusal(name, f"LLM.int8 weight_format {value.tolist()} (only 0, row, is loadable)")
-    nodes: list[Node] = [
-        Step("mul", "float32", (O, I), 1, 4, blocks=(O, I)),
-        Step("mul", "float32", (O, I), 2, 3, blocks=(1, I)),
-        Stored("int8", (O, I), 0),
-        Stored("float32", (O, 1), 1),
-        Constant("float32", ONE_OVER_127),
-    ]
     arrays = (sources.data(name), sources.data(f"{module}.SCB"))
-    return Built(build((O, I), nodes, "float32"), arrays,
+    return Built(build((O, I), int8_graph(O, I), "float32"), arrays,
                  "int8 symmetric, per output row, fp32 scales times fp32(1/127) (bitsandbytes LLM.int8)")
+
+
+# ---- writing -------------------------------------------------------------------------
+
+def state(name: str, tensor: Any) -> Stated:
+    """A Linear4bit or Linear8bitLt state dict's entries for a weight whose graph is bnb's."""
+    if not name.endswith(".weight"):
+        raise unstatable(name, "bitsandbytes", "a quantized weight's name must end in '.weight'")
+    desc = tensor.descriptor
+    nodes, result = read(desc)
+    shape = tuple(desc.shape)
+    if len(nodes) == 5 and len(shape) == 2 and same_graph(desc, shape, int8_graph(*shape)):
+        O, I = shape
+        return Stated({name: stored_as(tensor, 0, np.int8, shape), f"{name[:-7]}.SCB": stored_as(tensor, 1, "<f4", (O,)),
+                       f"{name[:-7]}.weight_format": np.zeros((), np.uint8)}, {"kind": "int8"})
+    step = nodes[0]
+    if not (isinstance(step, Step) and len(step.shape) == 1 and step.blocks is not None and len(nodes) in (4, 8)):
+        raise unstatable(name, "bitsandbytes", "it is not NF4/FP4 codes times a block absmax, nor LLM.int8")
+    n, bs = step.shape[0], step.blocks[0]
+    nested = len(nodes) == 8
+    offset_bits = nodes[7].bits if nested and isinstance(nodes[7], Constant) else 0
+    if bs not in BLOCKSIZES or n != math.prod(shape) or not same_graph(desc, shape,
+                                                                       four_bit_graph(n, bs, nested, offset_bits)):
+        raise unstatable(name, "bitsandbytes", "its graph is not bnb's 4-bit one")
+    table = stored_as(tensor, 1, "<f4", (16,))
+    kinds = [k for k, ref in (("nf4", NF4), ("fp4", FP4)) if _same_table(table, ref, k)]
+    if not kinds or result not in _DTYPES:
+        raise unstatable(name, "bitsandbytes", "its codebook is not bnb's NF4 or FP4 table, or its result dtype "
+                                               f"{result} is not one bnb restores")
+    blocks = -(-n // bs)
+    entries = {name: stored_as(tensor, 0, np.uint8, (-(-n // 2), 1)), f"{name}.quant_map": table}
+    blob: dict[str, Any] = {"quant_type": kinds[0], "blocksize": bs, "dtype": result, "shape": list(shape)}
+    if nested:
+        offset = float(np.array([offset_bits], np.uint32).view(np.float32)[0])
+        entries[f"{name}.absmax"] = stored_as(tensor, 2, np.uint8, (blocks,))
+        entries[f"{name}.nested_absmax"] = stored_as(tensor, 4, "<f4", (-(-blocks // 256),))
+        entries[f"{name}.nested_quant_map"] = stored_as(tensor, 3, "<f4", (256,))
+        blob.update({"nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": offset})
+    else:
+        entries[f"{name}.absmax"] = stored_as(tensor, 2, "<f4", (blocks,))
+    text = json.dumps(blob).encode("utf-8")
+    entries[f"{name}.quant_state.bitsandbytes__{kinds[0]}"] = np.frombuffer(text, np.uint8).copy()
+    return Stated(entries, {"kind": kinds[0], "nested": nested, "dtype": result})
+
+
+def config(params: list[dict[str, Any]]) -> dict[str, Any]:
+    """transformers' BitsAndBytesConfig fields (bnb itself reads the quant_state entries)."""
+    four = [p for p in params if p["kind"] != "int8"]
+    if four and len(four) != len(params):
+        raise unstatable("(several)", "bitsandbytes", "4-bit and LLM.int8 weights in one checkpoint")
+    if not four:
+        return {"quant_method": "bitsandbytes", "load_in_8bit": True, "load_in_4bit": False,
+                "llm_int8_threshold": 0.0, "llm_int8_has_fp16_weight": False}
+    return {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": False,
+            "bnb_4bit_quant_type": four[0]["kind"], "bnb_4bit_use_double_quant": four[0]["nested"],
+            "bnb_4bit_compute_dtype": four[0]["dtype"], "bnb_4bit_quant_storage": "uint8"}

@@ -21,15 +21,20 @@ in bf16 by E8M0 scales with 255 as infinity.
 from __future__ import annotations
 
 import math
+import json
 import re
 from functools import partial
 from typing import Any, Optional
 
-from ._claims import SHORT, Built, Claim, contradiction, expect, refusal, row_major, small
-from ._graph import Node, Step, Stored, build
+import numpy as np
+
+from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, module_of, refusal, row_major, small, stored_as, \
+    unstatable
+from ._graph import Node, Step, Stored, build, read, same_graph
 from .sources import Sources
 
-__all__ = ["KNOWN_UP_TO", "claim", "version_of", "dense_from"]
+__all__ = ["KNOWN_UP_TO", "affine_graph", "claim", "config", "dense_from", "fp_graph", "packed_codes", "packed_zeros",
+           "state", "version_of"]
 
 CONVENTION = "compressed-tensors"
 KNOWN_UP_TO = (0, 20)  # the newest minor version whose layouts this build was checked against
@@ -366,3 +371,130 @@ def _build_fp(sources: Sources, name: str, module: str, args: dict[str, Any], fm
         arrays.append(sources.data(scale_key))
         words = f"{code}, groups of 32, e8m0 scales (255 is infinity), in bf16 ({CONVENTION} {fmt})"
     return Built(build(shape, fp_graph(shape, fmt), "bfloat16"), tuple(arrays), words)
+
+
+# ---- writing -------------------------------------------------------------------------
+
+WRITTEN_VERSION = "0.20.1"  # the packing save_checkpoint writes (dense, as every version from 0.18 reads it)
+_NP = {"float16": "<f2", "float32": "<f4"}
+
+
+def _np(dtype: str) -> Any:
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(_NP[dtype])
+
+
+def _strategy_of(shape: tuple[int, ...], blocks: tuple[int, ...], grid: tuple[int, ...], ragged: bool
+                 ) -> Optional[dict[str, Any]]:
+    """The QuantizationArgs strategy fields that give these groups, or None."""
+    rows, cols = shape
+    if blocks == shape:
+        return {"strategy": "tensor"}
+    if blocks == (1, cols):
+        return {"strategy": "channel"}
+    if blocks[0] == 1 and not ragged and cols % blocks[1] == 0:
+        return {"strategy": "group", "group_size": blocks[1]}
+    return {"strategy": "block", "block_structure": list(blocks)}
+
+
+def state(name: str, tensor: Any) -> Stated:
+    """The stored tensors and the QuantizationArgs of a weight whose graph is a compressed-tensors one."""
+    module = module_of(name, CONVENTION)
+    desc = tensor.descriptor
+    nodes, _ = read(desc)
+    shape = tuple(desc.shape)
+    if len(shape) != 2:
+        raise unstatable(name, CONVENTION, f"a weight of rank {len(shape)} (this build writes [out, in] weights)")
+    for fmt in ("nvfp4-pack-quantized", "mxfp4-pack-quantized", "mxfp6-pack-quantized", "mxfp8-quantized"):
+        if shape[1] % 16 == 0 and same_graph(desc, shape, fp_graph(shape, fmt)):
+            return _state_fp(name, module, tensor, shape, fmt)
+    step, x = nodes[0], nodes[1] if len(nodes) > 1 else None
+    if not (len(nodes) in (3, 4) and isinstance(step, Step) and isinstance(x, Stored) and isinstance(nodes[2], Stored)
+            and step.form in ("mul", "sub_mul")
+            and step.arithmetic in _WIDE and step.blocks is not None and len(nodes) == (3 if step.form == "mul" else 4)):
+        raise unstatable(name, CONVENTION, "it is not q * s or (q - zp) * s in the scale dtype")
+    t = step.arithmetic
+    grid = nodes[2].shape
+    strategy = _strategy_of(shape, step.blocks, grid, step.ragged)
+    if strategy is None:
+        raise unstatable(name, CONVENTION, "its groups are not a strategy compressed-tensors has")
+    zp_node = nodes[3] if len(nodes) == 4 else None
+    entries: dict[str, np.ndarray] = {}
+    if x.dtype.startswith("uint") and x.container_bits == 32:
+        bits = int(x.dtype[4:])
+        fmt, args = "pack-quantized", {"num_bits": bits, "type": "int"}
+        xs = packed_codes(shape, bits, True)
+        zp: Optional[Stored] = None
+        if zp_node is not None:
+            zp = packed_zeros(shape, grid, bits, True) if strategy["strategy"] in ("group", "channel") else \
+                Stored("int8", grid, 2)
+        words = -(-shape[1] * bits // 32)
+        entries[f"{module}.weight_packed"] = stored_as(tensor, 0, "<i4", (shape[0], words))
+        entries[f"{module}.weight_shape"] = np.array(shape, np.int64)
+    elif x.dtype in ("int8", "float8_e4m3fn"):
+        kind = "int" if x.dtype == "int8" else "float"
+        fmt, args = ("naive-quantized" if kind == "int" else "float-quantized"), {"num_bits": 8, "type": kind}
+        xs, zp = Stored(x.dtype, shape, 0), (Stored("int8", grid, 2) if zp_node is not None else None)
+        entries[name] = tensor_view(tensor, 0, x.dtype, shape)
+    else:
+        raise unstatable(name, CONVENTION, f"its codes are {x.dtype}, not packed ints, int8 or e4m3")
+    if not same_graph(desc, shape, affine_graph(shape, xs, t, step.blocks, grid, step.ragged, zp)):
+        raise unstatable(name, CONVENTION, f"its graph is not compressed-tensors' {fmt} one")
+    per_tensor = strategy["strategy"] == "tensor"
+    entries[f"{module}.weight_scale"] = stored_as(tensor, 1, _np(t), (1,) if per_tensor else grid)
+    if zp is not None:
+        if zp.container_bits:
+            rows = -(-shape[0] * int(x.dtype[4:]) // 32)
+            entries[f"{module}.weight_zero_point"] = stored_as(tensor, 2, "<i4", (rows, grid[1]))
+        else:
+            entries[f"{module}.weight_zero_point"] = stored_as(tensor, 2, np.int8, (1,) if per_tensor else grid)
+    args.update(symmetric=zp is None, dynamic=False, **strategy)
+    return Stated(entries, {"format": fmt, "weights": args})
+
+
+def tensor_view(tensor: Any, index: int, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    import ml_dtypes
+
+    return stored_as(tensor, index, np.int8 if dtype == "int8" else ml_dtypes.float8_e4m3fn, shape)
+
+
+def _state_fp(name: str, module: str, tensor: Any, shape: tuple[int, ...], fmt: str) -> Stated:
+    import ml_dtypes
+
+    rows, cols = shape
+    entries: dict[str, np.ndarray] = {}
+    if fmt == "mxfp8-quantized":
+        entries[name] = stored_as(tensor, 0, ml_dtypes.float8_e4m3fn, shape)
+    else:
+        per_row = cols * 3 // 4 if fmt == "mxfp6-pack-quantized" else cols // 2
+        entries[f"{module}.weight_packed"] = stored_as(tensor, 0, np.uint8, (rows, per_row))
+    if fmt == "nvfp4-pack-quantized":
+        entries[f"{module}.weight_scale"] = stored_as(tensor, 1, ml_dtypes.float8_e4m3fn, (rows, cols // 16))
+        entries[f"{module}.weight_global_scale"] = stored_as(tensor, 2, "<f4", (1,))
+        args = {"num_bits": 4, "type": "float", "symmetric": True, "strategy": "tensor_group", "group_size": 16,
+                "dynamic": False, "scale_dtype": "torch.float8_e4m3fn"}
+    else:
+        entries[f"{module}.weight_scale"] = stored_as(tensor, 1, np.uint8, (rows, cols // 32))
+        bits = {"mxfp4-pack-quantized": 4, "mxfp6-pack-quantized": 6, "mxfp8-quantized": 8}[fmt]
+        args = {"num_bits": bits, "type": "float", "symmetric": True, "strategy": "group", "group_size": 32,
+                "dynamic": False, "scale_dtype": "torch.uint8"}
+    return Stated(entries, {"format": fmt, "weights": args})
+
+
+def config(by_module: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """quantization_config: one config group per distinct (format, args), targeting its modules by name."""
+    groups: dict[str, dict[str, Any]] = {}
+    keys: dict[str, str] = {}
+    for module, p in by_module.items():
+        key = json.dumps(p, sort_keys=True)
+        if key not in keys:
+            keys[key] = f"group_{len(keys)}"
+            groups[keys[key]] = {"format": p["format"], "input_activations": None, "output_activations": None,
+                                 "targets": [], "weights": p["weights"]}
+        groups[keys[key]]["targets"].append(module)
+    formats = {g["format"] for g in groups.values()}
+    return {"config_groups": groups, "format": formats.pop() if len(formats) == 1 else "mixed-precision",
+            "global_compression_ratio": None, "ignore": [], "kv_cache_scheme": None, "moe_sparsity_config": None,
+            "quant_method": CONVENTION, "quantization_status": "compressed", "sparsity_config": {},
+            "transform_config": {}, "version": WRITTEN_VERSION}

@@ -15,11 +15,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ._claims import Built, Claim, contradiction, expect, refusal
-from ._graph import Node, Step, Stored, build
+from ._claims import Built, Claim, Stated, contradiction, expect, refusal, stored_as, unstatable
+from ._graph import Node, Step, Stored, build, read, same_graph
 from .sources import Sources
 
-__all__ = ["claim", "fp8_graph"]
+__all__ = ["claim", "config", "fp8_graph", "state"]
 
 CONVENTION = "fp8"
 
@@ -67,3 +67,29 @@ def _build(sources: Sources, name: str, scale_key: str, config: dict[str, Any]) 
         nodes = fp8_graph(O, I, (bh, bw))
         words = f"fp8 e4m3, blocks of {bh}x{bw}, fp32 scales (DeepSeek FP8)"
     return Built(build((O, I), nodes, "bfloat16"), (sources.data(name), sources.data(scale_key)), words)
+
+
+# ---- writing -------------------------------------------------------------------------
+
+def state(name: str, tensor: Any) -> Stated:
+    """The e4m3 weight and its weight_scale_inv grid of a block-scaled FP8 weight."""
+    nodes, _ = read(tensor.descriptor)
+    step = nodes[0]
+    if not (isinstance(step, Step) and len(step.shape) == 2 and step.blocks is not None and len(nodes) == 3):
+        raise unstatable(name, "FP8", "it is not e4m3 codes times one fp32 scale per block")
+    O, I = step.shape
+    block = (step.blocks[0], step.blocks[1])
+    if not same_graph(tensor.descriptor, (O, I), fp8_graph(O, I, block)):
+        raise unstatable(name, "FP8", "it is not e4m3 codes times one fp32 scale per block, in fp32")
+    import ml_dtypes
+
+    grid = (-(-O // block[0]), -(-I // block[1]))
+    return Stated({name: stored_as(tensor, 0, ml_dtypes.float8_e4m3fn, (O, I)),
+                   f"{name}_scale_inv": stored_as(tensor, 1, "<f4", grid)}, {"weight_block_size": list(block)})
+
+
+def config(params: list[dict[str, Any]]) -> dict[str, Any]:
+    first = params[0]
+    if any(p != first for p in params[1:]):
+        raise unstatable("(several)", "FP8", "its weights differ in block size; weight_block_size is one")
+    return {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", **first}

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ._claims import Built, Claim, config_int, contradiction, expect, refusal, small
-from ._graph import Node, Step, Stored, build
+from ._claims import Built, Claim, Stated, config_int, contradiction, expect, module_of, refusal, small, stored_as, \
+    unstatable
+from ._graph import Node, Step, Stored, build, read, same_graph
 from .sources import Sources
 
-__all__ = ["claim", "gptq_graph"]
+__all__ = ["claim", "config", "gptq_graph", "state"]
 
 CONVENTION = "gptq"
 BITS = (2, 3, 4, 8)
@@ -137,3 +138,44 @@ def _refuse_borrowed_zeros(sources: Sources, name: str, key: str, bits: int, O: 
         raise refusal(name, f"qzeros of group {g}, output {o} is {(1 << bits) - 1}: a GPTQ v1 zero of 0 stored as "
                             "-1, which AutoGPTQ reads as a zero of 2^bits and GPTQModel carries into the next field "
                             "(ambiguous; re-export it as gptq_v2)")
+
+
+# ---- writing -------------------------------------------------------------------------
+
+def state(name: str, tensor: Any) -> Stated:
+    """qweight, qzeros, scales and g_idx of a weight whose graph is a GPTQ one (v1 or v2, act-order or not)."""
+    module = module_of(name, "GPTQ")
+    nodes, _ = read(tensor.descriptor)
+    step, x = nodes[0], nodes[1] if len(nodes) > 1 else None
+    if not (isinstance(step, Step) and step.form == "sub_mul" and step.arithmetic == "float16"
+            and isinstance(x, Stored) and x.dtype.startswith("uint") and x.container_bits == 32 and len(x.shape) == 2
+            and len(nodes) in (4, 5) and isinstance(nodes[2], Stored) and isinstance(nodes[3], Stored)):
+        raise unstatable(name, "GPTQ", "it is not (q - z) * s in fp16 over 32-bit words of codes")
+    bits = int(x.dtype[4:])
+    O, I = x.shape
+    G = nodes[2].shape[1]
+    act = step.group_index != 0
+    gs = -(-I // G) if act else (step.blocks or (1, 1))[1]
+    zwords = -(-O * bits // 32)
+    v1 = nodes[3].code_offset == 1
+    expected, _ = gptq_graph(O, I, bits, G, zwords, gs, act, v1) if bits in BITS else ([], "")
+    if not expected or not same_graph(tensor.descriptor, (O, I), expected):
+        raise unstatable(name, "GPTQ", f"its graph is not GPTQ's for {bits} bits, groups of {gs}")
+    entries = {f"{module}.qweight": stored_as(tensor, 0, "<i4", (-(-I * bits // 32), O)),
+               f"{module}.qzeros": stored_as(tensor, 2, "<i4", (G, zwords)),
+               f"{module}.scales": stored_as(tensor, 1, "<f2", (G, O)),
+               f"{module}.g_idx": stored_as(tensor, 3, "<i4", (I,)) if act else
+               (np.arange(I, dtype=np.int32) // gs).astype(np.int32)}
+    return Stated(entries, {"bits": bits, "group_size": gs, "desc_act": act, "format": "gptq" if v1 else "gptq_v2"})
+
+
+def config(params: list[dict[str, Any]]) -> dict[str, Any]:
+    """quantization_config for GPTQ weights that share bits, group size and format (GPTQ states one of each)."""
+    first = params[0]
+    for p in params[1:]:
+        if (p["bits"], p["group_size"], p["format"]) != (first["bits"], first["group_size"], first["format"]):
+            raise unstatable("(several)", "GPTQ", "its weights differ in bits, group size or format; a GPTQ "
+                                                  "config states one of each")
+    return {"quant_method": "gptq", "bits": first["bits"], "group_size": first["group_size"],
+            "desc_act": any(p["desc_act"] for p in params), "sym": False, "static_groups": False,
+            "format": first["format"], "checkpoint_format": first["format"], "pack_dtype": "int32"}

@@ -13,14 +13,18 @@ fp32(global / 2688), and the output fp32, as MLX returns it.
 """
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any, Optional
 
-from ._claims import SHORT, Built, Claim, contradiction, expect, refusal, row_major
-from ._graph import Constant, Node, Step, Stored, build, constant_bits
+import numpy as np
+
+from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, module_of, refusal, row_major, stored_as, \
+    unstatable
+from ._graph import Constant, Node, Step, Stored, build, constant_bits, read, same_graph
 from .sources import Sources
 
-__all__ = ["DEFAULTS", "applies", "claim", "mlx_graph"]
+__all__ = ["DEFAULTS", "applies", "claim", "config", "mlx_graph", "state"]
 
 CONVENTION = "mlx"
 DEFAULTS = {"affine": (64, 4), "mxfp4": (32, 4), "nvfp4": (16, 4), "mxfp8": (32, 8)}
@@ -132,3 +136,76 @@ def _build(sources: Sources, name: str, module: str, quant: Any) -> Built:
             (", times fp32(global / 2688), in fp32" if global_scale else ", in bf16") + f" (mlx-lm {mode})"
     nodes, result = mlx_graph(shape, w, gs, bits, mode, dtype, global_scale)
     return Built(build(shape, nodes, result), tuple(sources.data(k) for k in keys), words)
+
+
+# ---- writing -------------------------------------------------------------------------
+
+def _mode_of(nodes: list[Any]) -> Optional[tuple[str, int, int, bool]]:
+    """(mode, group size, bits, global scale) an MLX graph would have, read from its first nodes."""
+    step, x = nodes[0], nodes[1] if len(nodes) > 1 else None
+    if not isinstance(step, Step) or not isinstance(x, Stored) or step.blocks is None:
+        return None
+    gs = step.blocks[-1]
+    if step.form == "mul_add" and x.dtype.startswith("uint") and x.container_bits == 32:
+        return "affine", gs, int(x.dtype[4:]), False
+    if x.dtype == "float8_e4m3fn":
+        return "mxfp8", gs, 8, False
+    if x.dtype == "float4_e2m1fn":
+        if gs == 32:
+            return "mxfp4", gs, 4, False
+        return "nvfp4", gs, 4, len(nodes) == 7
+    return None
+
+
+def state(name: str, tensor: Any) -> Stated:
+    """weight (uint32 words), scales, biases and global_scale of a weight whose graph is an MLX one."""
+    module = module_of(name, "MLX")
+    desc = tensor.descriptor
+    nodes, _ = read(desc)
+    shape = tuple(desc.shape)
+    found = _mode_of(nodes)
+    if found is None or len(shape) < 2:
+        raise unstatable(name, "MLX", "it is not an affine, mxfp4, mxfp8 or nvfp4 graph")
+    mode, gs, bits, global_scale = found
+    per = 32 // bits if mode == "affine" else (4 if mode == "mxfp8" else 8)
+    if mode == "affine" and shape[-1] * bits % 32:
+        raise unstatable(name, "MLX", f"rows of {shape[-1]} {bits}-bit codes do not fill whole words")
+    stored = shape[:-1] + (shape[-1] * bits // 32 if mode == "affine" else shape[-1] // per,)
+    dtype = nodes[2].dtype if mode == "affine" and isinstance(nodes[2], Stored) else "bfloat16"
+    if (mode != "affine" and (gs, bits) != DEFAULTS[mode]) or (mode == "affine" and (
+            bits not in AFFINE_BITS or gs not in (32, 64, 128))) or shape[-1] % gs:
+        raise unstatable(name, "MLX", f"{mode} with groups of {gs} and {bits} bits")
+    expected, _ = mlx_graph(shape, stored, gs, bits, mode, dtype, global_scale)
+    if not same_graph(desc, shape, expected):
+        raise unstatable(name, "MLX", f"its graph is not MLX's {mode} one")
+    import ml_dtypes
+
+    grid = shape[:-1] + (shape[-1] // gs,)
+    entries = {name: stored_as(tensor, 0, "<u4", stored)}
+    if mode == "affine":
+        np_dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+        entries[f"{module}.scales"] = stored_as(tensor, 1, np_dtype, grid)
+        entries[f"{module}.biases"] = stored_as(tensor, 2, np_dtype, grid)
+    else:
+        entries[f"{module}.scales"] = stored_as(tensor, 1, np.uint8, grid)
+        if global_scale:
+            entries[f"{module}.global_scale"] = stored_as(tensor, 2, "<f4", shape[:-2] or (1,))
+    params: dict[str, Any] = {"group_size": gs, "bits": bits, "mode": mode}
+    if global_scale:
+        params["global_scale"] = True
+    return Stated(entries, params)
+
+
+def config(by_module: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """mlx-lm's quantization dict: the most common parameters, and an entry for each module that differs."""
+    counts: dict[str, int] = {}
+    for p in by_module.values():
+        key = json.dumps(p, sort_keys=True)
+        counts[key] = counts.get(key, 0) + 1
+    default = json.loads(max(counts, key=lambda k: counts[k])) if counts else {"group_size": 64, "bits": 4,
+                                                                               "mode": "affine"}
+    out: dict[str, Any] = dict(default)
+    for module, p in by_module.items():
+        if p != default:
+            out[module] = p
+    return out
