@@ -164,7 +164,7 @@ def test_what_a_convention_cannot_state_is_refused_by_name(tmp_path):
     gptq_write(str(src), "proj", 4, 32, True, True)
     ck = load_checkpoint(src)
     for fmt in ("mlx", "compressed-tensors", "awq", "bitsandbytes", "fp8"):
-        with pytest.raises(hurray.HurrayError, match=f"'proj.weight'.*cannot state it"):
+        with pytest.raises(hurray.HurrayError, match="'proj.weight'.*cannot state it"):
             save_checkpoint(ck, tmp_path / fmt, fmt)
         assert not os.path.exists(tmp_path / fmt / "model.safetensors")
     affine = hurray.quantize_affine(np.ones((4, 32), np.float32), dtype="int8", axis=0)

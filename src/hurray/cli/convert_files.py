@@ -1,4 +1,6 @@
-"""``python -m hurray convert IN OUT``: between .gguf, .safetensors and .hurray files, by extension.
+"""``python -m hurray convert IN OUT``: between .gguf, .safetensors and .hurray files, by extension;
+IN may be a checkpoint directory or an .onnx model; ``--format NAME`` writes OUT as
+a checkpoint directory in that library's convention (ADR-063).
 
 Exit status 0 when OUT was written; 1 when the conversion was refused (the
 message names the tensor and why) and OUT is untouched. A progress bar
@@ -9,24 +11,30 @@ import sys
 from typing import Optional, TextIO
 
 from ._progress import Bar
+from ..formats.checkpoint.writer import FORMATS
 from ..formats.conversion import convert
 from ..errors import HurrayError
 
 NAME = "convert"
-HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension)"
+HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension), or a checkpoint to a convention (--format)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("source", help="the file to read (.gguf, .safetensors or .hurray)")
-    parser.add_argument("target", help="the file to write (.gguf, .safetensors or .hurray); replaced atomically")
+    parser.add_argument("source", help="the file to read (.gguf, .safetensors, .hurray or .onnx) or a checkpoint "
+                                       "directory")
+    parser.add_argument("target", help="the file to write (.gguf, .safetensors or .hurray; replaced atomically), or "
+                                       "with --format a checkpoint directory")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, even on a terminal")
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help="write TARGET as a checkpoint directory in this library's convention (lossless only: "
+                             "a tensor it cannot state is refused by name)")
 
 
 def run(args: argparse.Namespace, stderr: Optional[TextIO] = None) -> int:
     stderr = sys.stderr if stderr is None else stderr
     bar = Bar(f"{args.source} -> {args.target}", stderr)
     try:
-        convert(args.source, args.target, progress=None if args.quiet else bar)
+        convert(args.source, args.target, progress=None if args.quiet else bar, format=args.format)
     except HurrayError as exc:
         print(f"hurray convert: {exc}", file=stderr)
         return 1

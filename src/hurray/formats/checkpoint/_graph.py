@@ -4,7 +4,7 @@ A convention states a weight as a list of nodes in canonical order (node 0
 first, children in field order, depth first), exactly as the C builder in
 hurray.h takes them; build() runs the builder and returns a validated
 Descriptor, and read() gives the nodes of a descriptor back, so that a
-writer can recognise the graph a reader made. tensor() puts a descriptor
+writer can recognise the graph a reader made. make_tensor() puts a descriptor
 over zero-copy numpy views of the file's map.
 
 This is the one module of the checkpoint package that speaks C; when the
@@ -27,7 +27,7 @@ from ..._ffi import ffi, lib
 from ...errors import HurrayError, check
 
 __all__ = ["Constant", "Node", "Step", "Stored", "build", "constant_bits", "dequantize", "graph_of", "same_graph",
-           "read", "tensor"]
+           "make_tensor", "read"]
 
 FORMS = {"mul": lib.HURRAY_FORM_MUL, "div": lib.HURRAY_FORM_DIV, "sub_mul": lib.HURRAY_FORM_SUB_MUL,
          "mul_add": lib.HURRAY_FORM_MUL_ADD, "mul_sub": lib.HURRAY_FORM_MUL_SUB}
@@ -221,7 +221,7 @@ def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
-def tensor(desc: Descriptor, arrays: Sequence[np.ndarray]) -> Tensor:
+def make_tensor(desc: Descriptor, arrays: Sequence[np.ndarray]) -> Tensor:
     """A read-only Tensor of `desc` over `arrays` (buffer i = arrays[i], zero-copy; they keep the map alive)."""
     views = tuple(np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in arrays)
     spans = tuple((_address(v), int(v.size)) for v in views)

@@ -33,7 +33,7 @@ from ...core.tensor import Tensor
 from ...errors import CorruptError, UnsupportedError
 from ...io._tensor_map import close_quietly, map_file
 from ._claims import SHORT, Built, Claim, contradiction, refusal
-from ._graph import Node, Step, Stored, build, tensor
+from ._graph import Node, Step, Stored, build, make_tensor
 from .onnx_wire import Initializer, Model, OnnxNode, parse_model
 from .reader import Checkpoint
 from .sources import Entry
@@ -166,7 +166,7 @@ class OnnxSources:
             desc = build(entry.shape, [_stored(entry.dtype or "", entry.shape, 0)])
         else:
             desc = Descriptor.build(entry.dtype, entry.shape, packing="lsb_first" if bits < 8 else None)
-        return tensor(desc, (raw,))
+        return make_tensor(desc, (raw,))
 
     def close(self) -> None:
         for mapped in (self._map, *self._external.values()):
@@ -180,7 +180,7 @@ def _attr(node: OnnxNode, key: str, default: int) -> int:
     return default if a is None or a.i is None else a.i
 
 
-def _claims(sources: OnnxSources, model: Model) -> dict[str, Claim]:
+def _dequantize_claims(sources: OnnxSources, model: Model) -> dict[str, Claim]:
     produced = {out for n in model.nodes for out in n.outputs}
     out: dict[str, Claim] = {}
     for node in model.nodes:
@@ -285,7 +285,7 @@ def load_onnx(path: str) -> Checkpoint:
         close_quietly(mapped)
         raise
     try:
-        claims = _claims(sources, model)
+        claims = _dequantize_claims(sources, model)
     except BaseException:
         sources.close()
         raise

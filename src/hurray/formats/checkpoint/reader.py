@@ -27,7 +27,7 @@ from ...errors import InvalidArgumentError, UnsupportedError
 from ...io._tensor_map import FileMapping
 from . import awq, bitsandbytes, compressed_tensors, fp8_block, gptq, mlx
 from ._claims import Claim
-from ._graph import tensor as _tensor
+from ._graph import make_tensor
 from .sources import CONFIG, Sources, open_sources, read_json, single
 
 __all__ = ["Checkpoint", "load_checkpoint"]
@@ -71,7 +71,7 @@ class Checkpoint(FileMapping):
         claim = self._claims.get(name)
         if claim is not None:
             built = claim.make(self._sources)
-            return _tensor(built.descriptor, built.arrays)
+            return make_tensor(built.descriptor, built.arrays)
         if name in self._plain:
             return self._sources.plain(name)
         raise KeyError(name)
