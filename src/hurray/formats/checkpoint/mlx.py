@@ -58,7 +58,7 @@ def _params(name: str, module: str, quant: Any) -> tuple[int, int, str, bool]:
         raise contradiction(name, f"config.json leaves module {module!r} unquantized, but {module}.scales is stored")
     source = own if isinstance(own, dict) else quant
     mode = source.get("mode", "affine")
-    if mode not in DEFAULTS:
+    if not isinstance(mode, str) or mode not in DEFAULTS:
         raise refusal(name, f"MLX mode {mode!r} (this build reads {', '.join(DEFAULTS)})")
     gs, bits = source.get("group_size", DEFAULTS[mode][0]), source.get("bits", DEFAULTS[mode][1])
     if type(gs) is not int or type(bits) is not int:
