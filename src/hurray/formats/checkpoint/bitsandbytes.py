@@ -122,7 +122,7 @@ def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
     n = math.prod(shape)
     if n >= 1 << 50:
         raise contradiction(name, f"quant_state shape {shape} is too large")
-    weight = sources.entry(name)
+    weight = expect(sources, name, name, ("uint8", "bfloat16", "float16", "float32", "int8"), None, "weight")
     if sources.data(name).size != -(-n // 2):
         raise contradiction(name, f"a {shape} weight needs {-(-n // 2)} bytes of 4-bit codes; "
                                   f"the stored weight ({weight.stored} {list(weight.shape)}) has {sources.data(name).size}")

@@ -93,6 +93,9 @@ class OnnxSources:
     def visible(self) -> Any:
         return iter(self._init)
 
+    def files_by_name(self) -> dict[str, Any]:
+        return {}
+
     def entry(self, name: str) -> Entry:
         t = self._init[name]
         known = ONNX_TYPES.get(t.data_type)

@@ -56,6 +56,8 @@ class Checkpoint(FileMapping):
         self._claims = claims
         self._order = sorted([*claims, *plain])
         self._plain = set(plain)
+        files = sources.files_by_name()
+        self._direct = {name: files[name] for name in plain if name in files}  # plain tensors, one lookup away
 
     @property
     def config(self) -> Optional[dict[str, Any]]:
@@ -68,6 +70,9 @@ class Checkpoint(FileMapping):
 
     def __getitem__(self, name: str) -> Tensor:
         self._check_open()
+        direct = self._direct.get(name)
+        if direct is not None:
+            return direct[name]
         claim = self._claims.get(name)
         if claim is not None:
             built = claim.make(self._sources)

@@ -5,8 +5,8 @@ The index and the config are read once; each shard is opened (and mapped)
 once, whatever number of tensors it holds. A stored tensor is an Entry:
 its Hurray dtype name, its shape, and where its bytes lie; `data(name)` is
 a zero-copy read-only uint8 view of them, `plain(name)` the Tensor the
-safetensors reader makes of it. Every JSON file is read with a size cap and
-a nesting cap, and every name the index gives must be a plain file name
+safetensors reader makes of it. Every JSON file is read with a size cap
+(and json's own nesting cap, a RecursionError turned into a CorruptError), and every name the index gives must be a plain file name
 inside the directory.
 """
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = ["Entry", "Sources", "read_json", "open_sources"]
 INDEX = "model.safetensors.index.json"
 CONFIG = "config.json"
 MAX_JSON = 16 << 20  # a config or an index larger than this is not one
-MAX_DEPTH = 64
 
 
 class Entry(NamedTuple):
@@ -36,22 +35,6 @@ class Entry(NamedTuple):
     dtype: Optional[str]
     shape: tuple[int, ...]
     stored: str
-
-
-def _depth(value: Any, limit: int) -> int:
-    """The nesting depth of parsed JSON, iteratively (a deep value cannot exhaust the stack)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
 
 
 def _no_duplicates(what: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
@@ -66,21 +49,19 @@ def _no_duplicates(what: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any
 
 
 def parse_json(text: bytes, what: str, limit: int = MAX_JSON) -> Any:
-    """JSON text of at most `limit` bytes and MAX_DEPTH levels, without duplicate keys; else CorruptError."""
+    """JSON text of at most `limit` bytes, without duplicate keys; else CorruptError (nesting too, never a crash)."""
     if len(text) > limit:
         raise CorruptError(f"{what}: {len(text)} bytes of JSON, more than the {limit} allowed")
     try:
         value = json.loads(text.decode("utf-8"), object_pairs_hook=_no_duplicates(what))
     except UnicodeDecodeError:
         raise CorruptError(f"{what}: not UTF-8 text") from None
-    except RecursionError:
-        raise CorruptError(f"{what}: JSON nested deeper than {MAX_DEPTH} levels") from None
+    except RecursionError:  # json's scanner counts its nesting against the interpreter's recursion limit
+        raise CorruptError(f"{what}: JSON nested deeper than the parser allows") from None
     except ValueError as exc:
         if isinstance(exc, HurrayError):
             raise
         raise CorruptError(f"{what}: not valid JSON ({exc})") from None
-    if _depth(value, MAX_DEPTH) > MAX_DEPTH:
-        raise CorruptError(f"{what}: JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
 
@@ -137,6 +118,10 @@ class Sources:
     def plain(self, name: str) -> Tensor:
         return self._files[self._visible[name]][name]
 
+    def files_by_name(self) -> dict[str, Any]:
+        """{visible name: the file mapping that gives it}, for a reader's fast path."""
+        return {name: self._files[i] for name, i in self._visible.items()}
+
     def file_of(self, name: str) -> str:
         return self._files[self._owner[name]].path
 
@@ -170,8 +155,10 @@ def open_sources(directory: str) -> Sources:
             shards: dict[str, int] = {}
             wanted: dict[str, int] = {}
             for tensor, value in weight_map.items():
-                shard = _shard_name(directory, value, tensor)
-                wanted[tensor] = shards.setdefault(shard, len(shards))
+                at = shards.get(value) if isinstance(value, str) else None
+                if at is None:
+                    at = shards[_shard_name(directory, value, tensor)] = len(shards)
+                wanted[tensor] = at
             for shard in shards:
                 if not os.path.isfile(os.path.join(directory, shard)):
                     raise CorruptError(f"load_checkpoint: {index_path!r} lists shard {shard!r}, "
