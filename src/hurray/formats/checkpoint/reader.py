@@ -57,7 +57,10 @@ class Checkpoint(FileMapping):
         self._order = sorted([*claims, *plain])
         self._plain = set(plain)
         files = sources.files_by_name()
-        self._direct = {name: files[name] for name in plain if name in files}  # plain tensors, one lookup away
+        if not claims and len(plain) == len(files):
+            self._direct = dict(files)  # plain tensors, one lookup away
+        else:
+            self._direct = {name: files[name] for name in plain if name in files}
 
     @property
     def config(self) -> Optional[dict[str, Any]]:
@@ -69,10 +72,10 @@ class Checkpoint(FileMapping):
         return dict(getattr(self._sources, "metadata", {}) or {})
 
     def __getitem__(self, name: str) -> Tensor:
-        self._check_open()
         direct = self._direct.get(name)
         if direct is not None:
-            return direct[name]
+            return direct[name]  # the file checks that it is open
+        self._check_open()
         claim = self._claims.get(name)
         if claim is not None:
             built = claim.make(self._sources)
@@ -177,7 +180,8 @@ def claim_all(sources: Sources, config: Optional[dict[str, Any]], where: str) ->
 def _assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> Checkpoint:
     claims = claim_all(sources, config, path)
     consumed = {part for c in claims.values() for part in c.parts}
-    plain = [n for n in sources.visible() if n not in consumed and n not in claims]
+    plain = list(sources.visible()) if not claims else \
+        [n for n in sources.visible() if n not in consumed and n not in claims]
     return Checkpoint(path, sources, config, claims, plain)
 
 

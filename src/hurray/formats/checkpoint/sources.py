@@ -80,11 +80,13 @@ def read_json(path: str, what: str) -> Any:
 class Sources:
     """The stored tensors of one or more safetensors files, by name."""
 
-    def __init__(self, path: str, files: list[SafetensorsFile], owner: dict[str, int]) -> None:
+    def __init__(self, path: str, files: list[SafetensorsFile], owner: dict[str, SafetensorsFile],
+                 visible: Optional[dict[str, SafetensorsFile]] = None) -> None:
         self.path = path
         self._files = files
-        self._owner = owner  # entry name -> index into files
-        self._visible = {name: i for i, f in enumerate(files) for name in f}  # what the files' readers list
+        self._owner = owner  # entry name -> the file that stores it
+        # what the files' own readers list (the same as owner unless Hurray wrote tensors as parts)
+        self._visible = owner if visible is None else visible
         self.metadata: dict[str, str] = {}
         for f in files:
             self.metadata.update(f.metadata)
@@ -104,26 +106,26 @@ class Sources:
         return len(self._owner)
 
     def entry(self, name: str) -> Entry:
-        stored, shape, _, _ = self._files[self._owner[name]]._raw[name]
+        stored, shape, _, _ = self._owner[name]._raw[name]
         known = SAFETENSORS_DTYPES.get(stored)
         return Entry(None if known is None else known[0], shape, stored)
 
     def data(self, name: str) -> np.ndarray:
         """The entry's bytes: a zero-copy, read-only uint8 view of its file's map."""
-        f = self._files[self._owner[name]]
+        f = self._owner[name]
         f._check_open()
         _, _, start, nbytes = f._raw[name]
         return f._bytes(start, nbytes)
 
     def plain(self, name: str) -> Tensor:
-        return self._files[self._visible[name]][name]
+        return self._visible[name][name]
 
     def files_by_name(self) -> dict[str, Any]:
         """{visible name: the file mapping that gives it}, for a reader's fast path."""
-        return {name: self._files[i] for name, i in self._visible.items()}
+        return self._visible
 
     def file_of(self, name: str) -> str:
-        return self._files[self._owner[name]].path
+        return self._owner[name].path
 
     def close(self) -> None:
         for f in self._files:
@@ -152,35 +154,29 @@ def open_sources(directory: str) -> Sources:
             weight_map = index.get("weight_map") if isinstance(index, dict) else None
             if not isinstance(weight_map, dict):
                 raise CorruptError(f"load_checkpoint: {index_path!r}: no weight_map object")
-            shards: dict[str, int] = {}
-            wanted: dict[str, int] = {}
+            shards: dict[str, list[str]] = {}
             for tensor, value in weight_map.items():
-                at = shards.get(value) if isinstance(value, str) else None
-                if at is None:
-                    at = shards[_shard_name(directory, value, tensor)] = len(shards)
-                wanted[tensor] = at
+                names = shards.get(value) if isinstance(value, str) else None
+                if names is None:
+                    names = shards[_shard_name(directory, value, tensor)] = []
+                names.append(tensor)
             for shard in shards:
                 if not os.path.isfile(os.path.join(directory, shard)):
                     raise CorruptError(f"load_checkpoint: {index_path!r} lists shard {shard!r}, "
                                        f"which is not in {directory!r}")
             _open_all((os.path.join(directory, s) for s in shards), opened)
-            owner: dict[str, int] = {}
-            for i, f in enumerate(opened):
-                for name in _entries(f):
-                    if name in owner:
-                        raise CorruptError(f"load_checkpoint: tensor {name!r} is in two shards, "
-                                           f"{opened[owner[name]].path!r} and {f.path!r}")
-                    if wanted.get(name) != i:
-                        where = "does not list it" if name not in wanted else \
-                            f"puts it in {opened[wanted[name]].path!r}"
-                        raise CorruptError(f"load_checkpoint: shard {f.path!r} holds tensor {name!r}, "
-                                           f"but the index {where}")
-                    owner[name] = i
-            for name in wanted:
-                if name not in owner:
-                    raise CorruptError(f"load_checkpoint: the index puts tensor {name!r} in "
-                                       f"{opened[wanted[name]].path!r}, which does not hold it")
-            return Sources(directory, opened, owner)
+            owner: dict[str, SafetensorsFile] = {}
+            for f, listed in zip(opened, shards.values()):
+                held = _entries(f)
+                if len(held) != len(listed) or set(held) != set(listed):
+                    _mismatch(f, held, listed, weight_map, directory)
+                owner.update(dict.fromkeys(held, f))
+            if len(owner) != len(weight_map):  # a tensor in two shards, each listing it: impossible from one map
+                raise CorruptError(f"load_checkpoint: {index_path!r}: the shards hold {len(owner)} tensors, "
+                                   f"the index lists {len(weight_map)}")
+            visible = owner if all(not f._composites for f in opened) else \
+                {name: f for f in opened for name in f}
+            return Sources(directory, opened, owner, visible)
         files = sorted(n for n in os.listdir(directory) if n.endswith(".safetensors"))
         if len(files) != 1:
             found = ", ".join(files) or "none"
@@ -198,10 +194,28 @@ def single(path: str, opened: Optional[list[SafetensorsFile]] = None) -> Sources
     f = load_safetensors(path)
     if opened is not None:
         opened.append(f)
-    return Sources(path, [f], {name: 0 for name in _entries(f)})
+    return Sources(path, [f], dict.fromkeys(_entries(f), f), dict.fromkeys(f, f) if f._composites else None)
+
+
+def _mismatch(f: SafetensorsFile, held: list[str], listed: list[str], weight_map: dict[str, Any],
+              directory: str) -> None:
+    """Raise the CorruptError that names the first tensor a shard and the index disagree on."""
+    listed_set = set(listed)
+    for name in held:
+        if name not in listed_set:
+            where = "does not list it" if name not in weight_map else f"puts it in {weight_map[name]!r}"
+            raise CorruptError(f"load_checkpoint: shard {f.path!r} holds tensor {name!r}, but the index {where}")
+    held_set = set(held)
+    for name in listed:
+        if name not in held_set:
+            raise CorruptError(f"load_checkpoint: the index puts tensor {name!r} in {f.path!r}, "
+                               "which does not hold it")
+    raise CorruptError(f"load_checkpoint: shard {f.path!r} holds a tensor twice")  # pragma: no cover
 
 
 def _entries(f: SafetensorsFile) -> list[str]:
     """The file's stored entries but the parts of tensors Hurray wrote as parts (ADR-041)."""
+    if not f._composites:
+        return list(f._raw)
     claimed = {b for _, buffers in f._composites.values() for b in buffers}
     return [name for name in f._raw if name not in claimed]
