@@ -44,6 +44,7 @@ _PACKED = ("pack-quantized", "nvfp4-pack-quantized", "mxfp4-pack-quantized", "mx
 _UNPACKED = ("naive-quantized", "int-quantized", "float-quantized", "mxfp8-quantized")
 _SUFFIXES = ("weight_packed", "weight_scale", "weight_zero_point", "weight_global_scale", "weight_shape",
              "weight_g_idx")
+_SUFFIX_SET = frozenset(_SUFFIXES)
 
 
 def version_of(config: dict[str, Any]) -> Optional[tuple[int, int]]:
@@ -107,19 +108,20 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
                                         "are not elementwise quantization")
     if status not in (None, "compressed"):
         return {}  # frozen or calibrated: dense weights, nothing packed
-    claims: dict[str, Claim] = {}
+    found: dict[str, list[str]] = {}  # module -> its stored companions, in one pass over the names
     for entry in sources:
-        if entry.endswith(".weight_packed"):
-            module = entry[: -len(".weight_packed")]
-        elif entry.endswith(".weight_scale") and entry[: -len("_scale")] in sources:
-            module = entry[: -len(".weight_scale")]
-        else:
-            continue
+        module, _, suffix = entry.rpartition(".")
+        if suffix in _SUFFIX_SET:
+            found.setdefault(module, []).append(entry)
+    claims: dict[str, Claim] = {}
+    for module, parts in found.items():
         name = module + ".weight"
-        parts = tuple(f"{module}.{s}" for s in _SUFFIXES if f"{module}.{s}" in sources)
-        if entry.endswith(".weight_scale"):
-            parts = (name,) + parts
-        claims[name] = Claim(name, CONVENTION, parts, partial(_configured, name=name, module=module, config=config))
+        packed = module + ".weight_packed" in parts
+        if not packed and not (module + ".weight_scale" in parts and name in sources):
+            continue
+        ordered = tuple(f"{module}.{s}" for s in _SUFFIXES if f"{module}.{s}" in parts)
+        claims[name] = Claim(name, CONVENTION, ordered if packed else (name,) + ordered,
+                             partial(_configured, name=name, module=module, config=config))
     return claims
 
 
