@@ -1,5 +1,6 @@
-# make docs  -- build libhurray and the package into .venv, render the site (warnings are errors)
-# make test  -- the same set-up, then the Rust crate's tests (cargo test), ruff, mypy and clang-format (make lint), and the whole pytest suite, docs included
+# make docs  -- build libhurray and the package into .venv with what rendering needs (the docs extra), render the site (warnings are errors)
+# make test  -- the same, plus the test extra (torch, pyarrow, Dask, ...), then the Rust crate's tests (cargo test), ruff, mypy and clang-format (make lint), and the whole pytest suite, docs included
+# make install -- the package with both extras, as make test has it (for running single tests by hand)
 # make format -- rewrite the tracked C files in the house style (.clang-format)
 # make bench -- the benchmarks (make fuzz, make soak: see below)
 
@@ -9,8 +10,9 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 LOCK   := flock $(VENV)/.lock
 
-DEPS_STAMP    := $(VENV)/.deps-installed
-PACKAGE_STAMP := $(VENV)/.package-installed
+DOCS_DEPS_STAMP := $(VENV)/.docs-deps-installed
+TEST_DEPS_STAMP := $(VENV)/.test-deps-installed
+PACKAGE_STAMP   := $(VENV)/.package-installed
 SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.map' \)) setup.py pyproject.toml MANIFEST.in
 
 # The Rust binding (bindings/rust): cargo on PATH or in $HOME/.cargo/bin; its
@@ -18,7 +20,7 @@ SOURCES := $(shell find native src -type f \( -name '*.c' -o -name '*.h' -o -nam
 CARGO ?= $(or $(shell command -v cargo 2>/dev/null),$(HOME)/.cargo/bin/cargo)
 RUST_CRATE := bindings/rust
 
-.PHONY: all install docs test rust-test lint format format-check bench clean
+.PHONY: all install install-docs docs test rust-test lint format format-check bench clean
 
 all: test
 
@@ -26,18 +28,29 @@ $(PY):
 	mkdir -p $(VENV) && flock $(VENV)/.lock $(PYTHON) -m venv $(VENV)
 
 # Dependencies change rarely; the package is reinstalled whenever a source changes.
-$(DEPS_STAMP): pyproject.toml | $(PY)
+# Rendering needs the package's own dependencies and the docs extra only; the
+# test extra (torch, pyarrow, Dask, the linters) is installed for everything
+# else, and includes the docs extra, so either state serves `make docs`.
+$(DOCS_DEPS_STAMP): pyproject.toml | $(PY)
 	$(LOCK) $(PIP) install --quiet setuptools wheel "cffi>=1.17"
-	$(LOCK) $(PIP) install --quiet ".[test,docs]"
+	$(LOCK) $(PIP) install --quiet ".[docs]"
 	touch $@
 
-$(PACKAGE_STAMP): $(DEPS_STAMP) $(SOURCES)
+$(TEST_DEPS_STAMP): pyproject.toml | $(PY)
+	$(LOCK) $(PIP) install --quiet setuptools wheel "cffi>=1.17"
+	$(LOCK) $(PIP) install --quiet ".[test,docs]"
+	touch $@ $(DOCS_DEPS_STAMP)
+
+# Built against whichever dependencies are there (the numpy of either set).
+$(PACKAGE_STAMP): $(SOURCES) | $(DOCS_DEPS_STAMP)
 	$(LOCK) sh -c 'rm -rf build && $(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .'
 	touch $@
 
-install: $(PACKAGE_STAMP)
+install-docs: $(DOCS_DEPS_STAMP) $(PACKAGE_STAMP)
 
-docs: install
+install: $(TEST_DEPS_STAMP) $(PACKAGE_STAMP)
+
+docs: install-docs
 	$(PY) -m sphinx -n -W --keep-going -b html -c . docs _build/html
 
 rust-test: install
@@ -57,12 +70,12 @@ lint: install format-check
 CLANG_FORMAT := $(VENV)/bin/clang-format
 C_FILES = $(shell git ls-files '*.c' '*.h' | grep -v '/third_party/')
 
-format: $(DEPS_STAMP)
+format: $(TEST_DEPS_STAMP)
 	@test -n "$(C_FILES)" || { echo "make format: no tracked C files (not a git checkout?)"; exit 1; }
 	$(CLANG_FORMAT) -i $(C_FILES)
 
 # Fails, naming file, line and column, on any file clang-format would change.
-format-check: $(DEPS_STAMP)
+format-check: $(TEST_DEPS_STAMP)
 	@test -n "$(C_FILES)" || { echo "make format-check: no tracked C files (not a git checkout?)"; exit 1; }
 	$(CLANG_FORMAT) --dry-run -Werror $(C_FILES)
 

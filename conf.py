@@ -6,7 +6,8 @@ project = "Hurray"
 author = "the Hurray contributors"
 copyright = "2026, the Hurray contributors"
 
-extensions = ["myst_parser"]
+# sphinx_copybutton: a copy button on every code block (the docs extra).
+extensions = ["myst_parser", "sphinx_copybutton"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
@@ -33,3 +34,7 @@ nitpick_ignore = [
         "size_t", "PyObject",
     )
 ]
+
+# The copy button copies a block as it stands; output blocks (```text) are
+# what a program prints, not something to paste, so they get none.
+copybutton_selector = "div.highlight:not(.highlight-text) pre"

@@ -4,7 +4,8 @@ The pages are docs/**/*.md and the root COMPAT-MATRIX.md. Python blocks share
 one namespace per document; C blocks are compiled (and programs run) by
 tests/docs_support/c_examples.py, which explains the three kinds of C block;
 Rust blocks are compiled against bindings/rust and run by
-tests/docs_support/rust_examples.py.
+tests/docs_support/rust_examples.py. Each page runs in a fresh folder of its
+own (tests/docs_support/page_folder.py).
 """
 import os
 import sys
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "docs_support"))
 
 from c_examples import CBlockParser, Toolchain  # noqa: E402
 from rust_examples import RustBlockParser, RustToolchain  # noqa: E402
+import page_folder  # noqa: E402
 
 _toolchain = Toolchain(ROOT)
 _rust_toolchain = RustToolchain()
@@ -26,7 +28,12 @@ def _parsers():
     return [PythonCodeBlockParser(), CBlockParser(ROOT, _toolchain), RustBlockParser(ROOT, _rust_toolchain)]
 
 
+def _sybil(**where):
+    return Sybil(parsers=_parsers(), setup=page_folder.setup, teardown=page_folder.teardown, **where)
+
+
+# The README's getting-started section is the front page's, and runs as well.
 pytest_collect_file = (
-    Sybil(parsers=_parsers(), path="docs", patterns=["*.md"], excludes=["_build/*"], name="docs")
-    + Sybil(parsers=_parsers(), path=".", filenames=["COMPAT-MATRIX.md"], name="compat")
+    _sybil(path="docs", patterns=["*.md"], excludes=["_build/*"], name="docs")
+    + _sybil(path=".", filenames=["COMPAT-MATRIX.md", "README.md"], name="root")
 ).pytest()

@@ -4,7 +4,8 @@ Everything Python-side is measured in one process, in interleaved rounds, so
 that machine noise hits every case alike; each case keeps its best round.
 The C codec is measured by bench/descriptor_bench.c, compiled against the
 installed library. Results go to stdout as a table, and to
-docs/performance.md plus docs/_static/bench.svg.
+docs/performance.md, docs/performance.json (every row, for bench/plot.py) and
+docs/_static/bench.svg (the plot of those rows).
 """
 import argparse
 import gc
@@ -14,12 +15,12 @@ import sys
 import sysconfig
 import tempfile
 import time
-from xml.sax.saxutils import escape
 
 import numpy as np
 
 import hurray
 import pickle_bench  # this directory, beside run.py
+import plot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -182,40 +183,69 @@ def table(py, c, rows):
     return "\n".join(lines)
 
 
-_PEERS = {BASELINE, "torch.from_dlpack(tensor)", "pyarrow capsule round trip"}
+# The plot's groups (bench/plot.py draws one panel per group it is given).
+EXCHANGE = "exchange: one call in Python (float32 4x4 unless stated)"
+PROCESSES = "between processes: pickle and Dask, 64 MiB"
+C_CALLS = "C: the descriptor codec, one call"
+FILES = "files: model files and hurray-io, 256 MiB"
+_PEERS = {"torch.from_dlpack(tensor)", "pyarrow capsule round trip"}
 
 
-def svg(py):
-    """A horizontal bar chart of the Python-side cases, without a plotting dependency.
-
-    Case names are code (`&out`, `<`), so every text node is XML-escaped.
-    """
-    items = list(py.items())
-    width, bar_h, left = 900, 22, 470
-    top = max(ns for _, ns in items)
-    height = bar_h * len(items) + 20
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">']
-    for i, (name, ns) in enumerate(items):
-        y = 10 + i * bar_h
-        w = max(1.0, (width - left - 80) * ns / top)
-        colour = "#999999" if name in _PEERS else "#2a7ab0"
-        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(name)}</text>')
-        parts.append(f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" fill="{colour}"/>')
-        parts.append(f'<text x="{left + w + 4:.1f}" y="{y + 15}">{ns:,.0f} ns</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+def file_kind(label):
+    """hurray, peer or baseline, for a row of the file tables (their labels name what they time)."""
+    text = label.lower()
+    if "raw " in text or "copyfile" in text or "baseline" in text:
+        return "baseline"
+    if "hurray" in text or "write_frame" in text or "convert" in text:
+        return "hurray"
+    return "peer"
 
 
-def write_page(text, chart, machine):
-    with open(os.path.join(ROOT, "docs", "_static", "bench.svg"), "w", encoding="utf-8") as f:
-        f.write(chart + "\n")
+def table_rows(markdown, group):
+    """Rows from the markdown tables of a section whose second column is "seconds"
+    (the model-file and hurray-io tables); target tables are left out."""
+    rows, header = [], None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not set(line) <= set("|-: ") and len(header) > 1 and header[1] == "seconds":
+            label = cells[0].replace("`", "")
+            rows.append(plot.Row(group, label, float(cells[1].replace(",", "")), "s", file_kind(label)))
+    return rows
+
+
+def plot_rows(py, c, pickled, file_text):
+    """Every measured row, grouped for the plot."""
+    rows = [plot.Row(EXCHANGE, name, ns, "ns",
+                     "baseline" if name == BASELINE else "peer" if name in _PEERS else "hurray")
+            for name, ns in py.items()]
+    rows += [plot.Row(PROCESSES, name, ns, "ns", "baseline" if "numpy" in name else "hurray")
+             for name, ns in pickled.items()]
+    rows += [plot.Row(C_CALLS, name, ns, "ns", "baseline" if "baseline" in name else "hurray")
+             for name, ns in c.items()]
+    return rows + table_rows(file_text, FILES)
+
+
+def write_page(text, rows, machine):
+    plot.save(plot.RESULTS, rows, machine=machine)
+    with open(plot.CHART, "w", encoding="utf-8") as f:
+        f.write(plot.draw(rows))
     page = f"""# Performance
 
 Written by `make bench` (`bench/run.py`); the numbers below are from its last
 run on {machine}. Python-side cases run interleaved in one process, best of
 the rounds; C cases come from `bench/descriptor_bench.c`.
 
-![ns per call](_static/bench.svg)
+The plot shows every row of the tables below, one panel per group, each
+panel on a logarithmic axis of its own. `python bench/plot.py` draws it
+again from `docs/performance.json`, where `make bench` keeps the rows of its
+last run.
+
+![Every benchmark row, grouped: time per call, lower is better](_static/bench.svg)
 
 {text}
 """
@@ -243,11 +273,13 @@ def main(argv=None):
         + "\n" + checkpoint_table
     from io_bench import io_section  # hurray-io: files and frames (bench/io_bench.py)
 
-    text += "\n\n" + (io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section())
+    io_text = io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section()
+    text += "\n\n" + io_text
     print(text)
+    rows = plot_rows(py, c, pickled, file_table + "\n\n" + io_text)
     if not args.no_write:
         machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, numpy {np.__version__}"
-        write_page(text, svg(py), machine)
+        write_page(text, rows, machine)
     return 0
 
 

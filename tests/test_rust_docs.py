@@ -12,6 +12,7 @@ from sybil import Document
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "docs_support"))
 
+import page_folder  # noqa: E402
 from rust_examples import RustBlockParser, RustToolchain  # noqa: E402
 
 PAGE = ROOT / "docs" / "bindings" / "rust.md"
@@ -53,23 +54,26 @@ def _mutated_page(tmp_path, old, new):
     return page
 
 
-def _first_block_only(parser, page):
-    return parser.evaluate(blocks(parser, page)[0])
+def _first_block_only(parser, page, folder):
+    """The page's first block, run in `folder` (sybil's setup gives each page one; see page_folder.py)."""
+    example = blocks(parser, page)[0]
+    example.namespace[page_folder.FOLDER] = str(folder)
+    return parser.evaluate(example)
 
 
-def test_the_first_block_passes_as_written(parser):
-    assert _first_block_only(parser, PAGE) is None
+def test_the_first_block_passes_as_written(parser, tmp_path):
+    assert _first_block_only(parser, PAGE, tmp_path) is None
 
 
 def test_a_renamed_function_fails(parser, tmp_path):
     page = _mutated_page(tmp_path, "descriptor.set_strides(&[1, 2])?;", "descriptor.set_stride(&[1, 2])?;")
-    outcome = _first_block_only(parser, page)
+    outcome = _first_block_only(parser, page, tmp_path)
     assert outcome and "does not compile" in outcome and "set_stride" in outcome
 
 
 def test_wrong_output_fails(parser, tmp_path):
     page = _mutated_page(tmp_path, "float32 [2, 3] strides [1, 2]\n", "float32 [2, 3] strides [2, 1]\n")
-    outcome = _first_block_only(parser, page)
+    outcome = _first_block_only(parser, page, tmp_path)
     assert outcome and "output differs" in outcome
 
 

@@ -9,6 +9,7 @@ Python must read back the same descriptors, bytes and values. Corrupt
 files are errors in Rust, never panics.
 """
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -32,17 +33,29 @@ def python_file(tmp_path_factory):
     return path, tensors
 
 
+HEADER = "name\tdtype\tshape\tscheme\tbuffers\tfnv1a64"
+
+
 def python_view(path):
-    """inspect's lines, as Python reads the file."""
-    lines = []
+    """inspect's lines, as Python reads the file: the header row, then a line per tensor."""
+    lines = [HEADER]
     with hurray.load(path) as f:
         for name in f.keys():
             t = f[name]
             d = t.descriptor
             hashes = ",".join(f"{rust.fnv1a64(b):016x}" for b in rust_tensors.buffer_bytes(t))
-            shape = ",".join(map(str, d.shape))
+            shape = "x".join(map(str, d.shape)) or "scalar"
             lines.append(f"{name}\t{d.dtype}\t{shape}\t{d.scheme}\t{len(t.buffers)}\t{hashes}")
     return lines
+
+
+def python_cli_lines(path):
+    """`python -m hurray inspect`'s rows after its header, metadata lines left out."""
+    out = subprocess.run([sys.executable, "-m", "hurray", "inspect", str(path)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    rows = [line.split("\t") for line in out if not line.startswith("#")]
+    assert rows[0][:3] == ["name", "dtype", "shape"], rows[0]
+    return rows[1:]
 
 
 def test_inspect_agrees_with_python_on_every_tensor(rust_examples, python_file):
@@ -51,16 +64,24 @@ def test_inspect_agrees_with_python_on_every_tensor(rust_examples, python_file):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines == python_view(path)
+    assert lines[0] == HEADER
+    lines = lines[1:]
     assert [line.split("\t")[0] for line in lines] == list(tensors)
     by_name = {line.split("\t")[0]: line.split("\t") for line in lines}
-    assert by_name["scalar"][2] == ""  # a scalar has an empty shape
-    assert by_name["nvfp4"][1:5] == ["float4_e2m1fn", "2,32", "microscaling", "3"]
+    assert by_name["scalar"][2] == "scalar"
+    assert by_name["nvfp4"][1:5] == ["float4_e2m1fn", "2x32", "microscaling", "3"]
     assert by_name["ggml"][3] == "ggml" and by_name["affine"][3] == "affine"
+
+
+def test_inspect_writes_names_dtypes_and_shapes_as_the_python_cli_does(rust_examples, python_file):
+    path, _ = python_file
+    rust_rows = [line.split("\t") for line in rust_examples.run("inspect", path).stdout.splitlines()[1:]]
+    assert [row[:3] for row in rust_rows] == [row[:3] for row in python_cli_lines(path)]
 
 
 def test_inspect_hashes_are_fnv1a_of_the_bytes_python_saved(rust_examples, python_file):
     path, tensors = python_file
-    lines = rust_examples.run("inspect", path).stdout.splitlines()
+    lines = rust_examples.run("inspect", path).stdout.splitlines()[1:]
     for line in lines:
         name, *_, hashes = line.split("\t")
         original = rust_tensors.buffer_bytes(tensors[name])
@@ -134,8 +155,8 @@ def test_cargo_run_inspect_as_documented(python_file):
     result = rust.cargo("run", "--offline", "--quiet", "--example", "inspect", "--", str(path))
     lines = result.stdout.splitlines()
     assert lines == python_view(path)
-    # One line per tensor Python wrote: an empty listing would agree with an empty view.
-    assert len(lines) == len(tensors) > 0
+    # The header, then one line per tensor Python wrote: an empty listing would agree with an empty view.
+    assert lines[0] == HEADER and len(lines) - 1 == len(tensors) > 0
     assert "panicked" not in result.stderr, result.stderr
 
 

@@ -3,6 +3,8 @@
 //! on PATH), links the library and sets an rpath so that tests and examples
 //! run without LD_LIBRARY_PATH. The include directory is passed to the
 //! crate's own tests as HURRAY_INCLUDE_DIR (the header-drift test reads it).
+//! Crates that depend on this one get both folders in their own build
+//! scripts, as DEP_HURRAY_LIB_DIR and DEP_HURRAY_INCLUDE.
 use std::env;
 use std::process::{exit, Command};
 
@@ -54,5 +56,9 @@ fn run() -> Result<(), String> {
     println!("cargo:rustc-env=HURRAY_INCLUDE_DIR={include}");
     println!("cargo:rustc-env=HURRAY_LIB_DIR={lib_dir}");
     println!("cargo:rustc-env=HURRAY_PYTHON_USED={python}");
+    // For the build scripts of crates that depend on this one (links = "hurray"):
+    // an rpath set here covers this package's own programs only.
+    println!("cargo:lib_dir={lib_dir}");
+    println!("cargo:include={include}");
     Ok(())
 }

@@ -1,8 +1,7 @@
-"""python -m hurray: build flags for C, versions, and commands on hurray-io files.
+"""python -m hurray: the flags a C build needs, the versions, and commands on tensor files.
 
-``python -m hurray --cflags --libs`` prints what a C build needs (hurray.h,
-hurray_io.h and hurray_gguf.h); ``--version`` the versions; ``python -m hurray COMMAND ...``
-runs a command (see hurray/commands/).
+What ``python -m hurray --help`` shows is DESCRIPTION, plain text; each
+command module (hurray/cli/) has its own NAME, HELP and DESCRIPTION.
 """
 import argparse
 import sys
@@ -13,19 +12,36 @@ from . import C_ABI_VERSION, __version__, _paths
 from ._ffi import lib
 from .cli import COMMANDS
 
+DESCRIPTION = """\
+Hurray's command line: the flags a C build needs, the versions, and commands
+on tensor files (.hurray, .gguf and .safetensors).
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hurray", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cflags", action="store_true", help="print the compile flags (include path)")
-    parser.add_argument("--libs", action="store_true", help="print the link flags (library and rpath)")
-    parser.add_argument("--version", action="store_true", help="print the package and C ABI versions")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+  python -m hurray --cflags --libs   the flags that build a C file against
+                                     hurray.h, hurray_io.h, hurray_gguf.h
+                                     and libhurray, for cc
+  python -m hurray --version         the package, C ABI and hurray-io versions
+  python -m hurray COMMAND --help    what a command takes and prints
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m hurray", description=DESCRIPTION,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--cflags", action="store_true", help="print the compile flags (the include folder)")
+    top.add_argument("--libs", action="store_true", help="print the link flags (libhurray and its run-time path)")
+    top.add_argument("--version", action="store_true", help="print the package, C ABI and hurray-io versions")
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for command in COMMANDS:
-        sub = commands.add_parser(command.NAME, help=command.HELP, description=command.__doc__)
+        sub = commands.add_parser(command.NAME, help=command.HELP, description=command.DESCRIPTION,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
         command.add_arguments(sub)
         sub.set_defaults(run=command.run)
-    args = parser.parse_args(argv)
+    return top
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    top = parser()
+    args = top.parse_args(argv)
     if args.command is not None:
         return args.run(args)
     if args.version:
@@ -37,9 +53,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         flags += _paths.compile_flags()
     if args.libs:
         flags += _paths.link_flags()
-    if not flags:
-        parser.print_usage(sys.stderr)
-        return 2
+    if not flags:  # nothing asked: say what there is to ask
+        top.print_help()
+        return 0
     print(" ".join(flags))
     return 0
 

@@ -8,19 +8,23 @@ of three kinds, chosen by an HTML comment on the line just before it:
     includes hurray.h) and ``#include "hurray_gguf.h"``. A declaration that
     differs from the headers is a conflicting redeclaration and fails; a
     ``hurray_*`` function no header declares fails too.
-``<!-- c: program -->``
+``<!-- c: program -->`` or ``<!-- c: program NAME.c -->``
     A whole program: compiled and linked with the flags
     ``python -m hurray --cflags --libs`` prints (plus AddressSanitizer and
-    UBSan, so a leak or an overrun in an example fails), run, and its stdout
-    compared with the ```` ```text ```` block that follows it.
-``<!-- c: consumer NAME -->``
-    Compiled into a shared object (``-shared -fPIC``); its path is bound to
-    ``NAME`` (default ``consumer_so``) in the document's namespace, where the
-    Python blocks after it load it with ctypes.
+    UBSan, so a leak or an overrun in an example fails), run in the page's
+    folder, and its stdout compared with the ```` ```text ```` block that
+    follows it. ``NAME.c`` is the file name the page's build line uses.
+``<!-- c: consumer NAME.c -->``
+    Compiled into a shared object (``-shared -fPIC``) named ``NAME.so`` in the
+    page's folder, where the Python blocks after it load it with ctypes
+    (``ctypes.CDLL("./NAME.so")``), as a reader who ran the page's build line
+    would.
 
 Every source is preceded by ``#line N "docs/....md"`` so the compiler reports
 the Markdown file and line. Everything is compiled in a fresh temporary
-directory; nothing is cached between runs.
+directory; nothing is cached between runs. The page's folder is
+page_folder.py's; tests/test_docs_pages.py builds the same files with the
+page's own build lines.
 """
 import atexit
 import os
@@ -38,6 +42,7 @@ from sybil.parsers.abstract.lexers import LexerCollection
 from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
 from sybil.parsers.myst.lexers import DirectiveLexer
 
+import page_folder
 from fenced import blocks, following_text
 
 CC = os.environ.get("CC", "cc")
@@ -57,7 +62,7 @@ class CExample:
     source: str
     line: int  # line of the first source line in the Markdown file
     path: str  # the Markdown file, relative to the repository root
-    bind: Optional[str] = None  # consumer: the namespace name of the .so path
+    file: Optional[str] = None  # the source's file name on the page (NAME.c), if it names one
     expected: Optional[str] = None  # program: the text block's content
     problem: Optional[str] = None  # a mistake in the page itself, reported when run
 
@@ -128,10 +133,13 @@ class CBlockParser:
             if match:
                 words = match.group("words").split()
                 example.kind = words[0] if words else ""
+                example.file = words[1] if len(words) > 1 else None
                 if example.kind not in KINDS:
                     example.problem = f"unknown C block kind {example.kind!r}; use one of {KINDS}"
-                elif example.kind == "consumer":
-                    example.bind = words[1] if len(words) > 1 else "consumer_so"
+                elif example.kind == "consumer" and not (example.file or "").endswith(".c"):
+                    example.problem = "a C consumer block names its source file: <!-- c: consumer NAME.c -->"
+                elif example.file is not None and (example.kind == "declarations" or not example.file.endswith(".c")):
+                    example.problem = f"only program and consumer blocks name a file, NAME.c (not {example.file!r})"
             if example.kind == "program":
                 example.expected, why_not = following_text(document.text, region.end)
                 if why_not:
@@ -178,7 +186,7 @@ class CBlockParser:
         if result.returncode != 0:
             return self._compile_failure(example, result)
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="print_stacktrace=1")
-        result = _run([os.path.join(workdir, "example")], cwd=workdir, env=env)
+        result = _run([os.path.join(workdir, "example")], cwd=page_folder.folder(namespace), env=env)
         if result.returncode != 0:
             return (f"{_where(example)}: the C program exited with status {result.returncode}\n"
                     f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}")
@@ -189,12 +197,16 @@ class CBlockParser:
 
     def _consumer(self, example, workdir, namespace):
         src = self._source_file(example, workdir)
-        so = os.path.join(workdir, f"{example.bind}.so")
+        so = os.path.join(page_folder.folder(namespace), library_name(example.file))
         result = _run([CC, *STRICT, "-shared", "-fPIC", src, "-o", so, *self.toolchain.flags()], cwd=workdir)
         if result.returncode != 0:
             return self._compile_failure(example, result)
-        namespace[example.bind] = so
         return None
+
+
+def library_name(source_name):
+    """consumer.c -> consumer.so: the shared library a consumer block's source becomes."""
+    return source_name[:-len(".c")] + ".so"
 
 
 def count_blocks(document: Document, parser: CBlockParser):
@@ -205,4 +217,4 @@ def count_blocks(document: Document, parser: CBlockParser):
     return counts
 
 
-__all__ = ["CBlockParser", "CExample", "Toolchain", "count_blocks"]
+__all__ = ["CBlockParser", "CExample", "Toolchain", "count_blocks", "library_name"]

@@ -10,11 +10,14 @@ stdout compared with that block. A block without ``fn main`` is wrapped in
 
 A block preceded by ``<!-- rust: quoted -->`` is code quoted from another
 project in a decision record (ADR-034 quotes one): it is not compiled, and
-the comment is allowed only on pages under docs/adr/.
+the comment is allowed only on pages under docs/adr/. A block preceded by
+``<!-- file: PATH -->`` is one file of a project the page shows whole (a
+crate that depends on this one): tests/test_rust_dependent.py writes the
+page's file blocks into a folder and builds and runs that project.
 
-The blocks of one page run one after another in the same working
-directory, bound to ``rust_workdir`` in the page's namespace, so a Python
-block after a Rust block can read the file it wrote.
+The blocks of one page run one after another in the page's folder
+(page_folder.py), the working directory of its Python blocks too, so a
+Python block after a Rust block reads the file it wrote by its name.
 """
 import atexit
 import os
@@ -31,6 +34,7 @@ from sybil import Document
 from sybil.parsers.abstract.lexers import LexerCollection
 from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
 
+import page_folder
 from fenced import blocks, following_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,6 +47,7 @@ COMPILE_TIMEOUT = 300
 HAS_MAIN = re.compile(r"^\s*fn\s+main\s*\(", re.MULTILINE)
 # The comment must sit on the last non-blank line before the block.
 KIND_COMMENT = re.compile(r"<!--\s*rust:\s*(?P<kind>[^>]*?)\s*-->[ \t]*\n(?:[ \t]*\n)*\Z")
+FILE_COMMENT = re.compile(r"<!--\s*file:\s*(?P<path>\S+)\s*-->[ \t]*\n(?:[ \t]*\n)*\Z")
 
 
 @dataclass
@@ -62,7 +67,6 @@ class RustToolchain:
         self.workdir = tempfile.mkdtemp(prefix="hurray-docs-rust-")
         atexit.register(shutil.rmtree, self.workdir, ignore_errors=True)
         self._count = 0
-        self._documents = {}
 
     def flags(self):
         if self._flags is None:
@@ -85,12 +89,6 @@ class RustToolchain:
             raise RuntimeError("cargo is not on PATH nor in $HOME/.cargo/bin; the Rust blocks need it")
         beside = os.path.join(os.path.dirname(cargo), "rustc")
         return beside if os.path.exists(beside) else "rustc"
-
-    def document_dir(self, path):
-        """The working directory shared by the Rust blocks of one page."""
-        if path not in self._documents:
-            self._documents[path] = tempfile.mkdtemp(prefix="page-", dir=self.workdir)
-        return self._documents[path]
 
     def fresh_dir(self):
         self._count += 1
@@ -116,6 +114,8 @@ class RustBlockParser:
     def __call__(self, document: Document):
         for region, source, line, rel in blocks(document, self.lexers, "rust", self.root):
             example = RustExample(source=source, line=line, path=rel)
+            if FILE_COMMENT.search(document.text, 0, region.start):
+                continue  # a file of a whole project: tests/test_rust_dependent.py builds it
             match = KIND_COMMENT.search(document.text, 0, region.start)
             if match:
                 kind = match.group("kind")
@@ -148,8 +148,7 @@ class RustBlockParser:
         if result.returncode != 0:
             return (f"{_where(example)}: the Rust block does not compile (line n of main.rs is line "
                     f"{example.line - offset} + n - 1 of the page)\n{result.stderr.strip()}")
-        workdir = self.toolchain.document_dir(example.path)
-        sybil_example.namespace["rust_workdir"] = workdir
+        workdir = page_folder.folder(sybil_example.namespace)
         result = subprocess.run([program], cwd=workdir, capture_output=True, text=True, timeout=RUN_TIMEOUT)
         if result.returncode != 0:
             return (f"{_where(example)}: the Rust program exited with status {result.returncode}\n"

@@ -1,7 +1,8 @@
-//! `cargo run --offline --example inspect -- FILE`: one tab-separated line
-//! per tensor of a .hurray file: name, dtype, shape (comma-separated, empty
-//! for a scalar), scheme, buffer count, and the 64-bit FNV-1a of each
-//! buffer in lowercase hex, comma-separated.
+//! `cargo run --offline --example inspect -- FILE`: a header row, then one
+//! tab-separated line per tensor of a .hurray file: name, dtype, shape (as
+//! `python -m hurray inspect` writes it: `32x16`, `scalar` for a scalar),
+//! scheme, buffer count, and the 64-bit FNV-1a of each buffer in lowercase
+//! hex, comma-separated.
 use std::process::ExitCode;
 
 #[path = "common/mod.rs"]
@@ -9,6 +10,7 @@ mod common;
 
 fn run(path: &str) -> hurray::Result<()> {
     let file = hurray::File::open(path)?;
+    println!("{}", common::INSPECT_HEADER);
     for index in 0..file.len()? {
         let name = file.name(index)?;
         let tensor = file.tensor(index)?;

@@ -1,7 +1,7 @@
-"""``python -m hurray inspect FILE``: one line per tensor of a hurray-io file:
-name, dtype, shape, quantization, bytes. Reads only the index and the frame
-headers (no checksums: that is ``verify``). Model files and checkpoint
-directories: see inspect_model (a quantized weight's scheme in words)."""
+"""``python -m hurray inspect FILE``: the file's metadata, then a header row and
+one tab-separated line per tensor. Reads only the index and the frame headers
+(no checksums: that is ``verify``). Model files and checkpoint directories: see
+inspect_model (a quantized weight's quantization column is its scheme in words)."""
 import argparse
 import os
 import sys
@@ -12,7 +12,20 @@ from ..core.tensor import Tensor
 from ..errors import HurrayError
 
 NAME = "inspect"
-HELP = "list the tensors of a hurray-io, GGUF, safetensors or ONNX file, or of a checkpoint directory"
+HELP = "list the tensors of a .hurray, .gguf, .safetensors or .onnx file, or of a checkpoint directory"
+DESCRIPTION = """\
+List the tensors of a .hurray, .gguf, .safetensors or .onnx file (by its
+extension), or of a checkpoint directory (config.json, shards and index).
+
+Prints the file's metadata as lines starting with '#', then a header row and
+one tab-separated line per tensor: its name, dtype, shape (32x16, or scalar),
+quantization ('-' for none, else the scheme and its parameters; a checkpoint's
+quantized weight shows its scheme in words, e.g. 'int4 affine, groups of 128,
+act-order, fp16 scales (GPTQ v1)') and bytes. Reads the file's index, not the
+tensors' bytes; 'verify' checks those.
+Exit status: 0; 1 when the file cannot be read or a tensor is refused.
+"""
+HEADER = "name\tdtype\tshape\tquantization\tbytes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,12 +60,13 @@ def run(args: argparse.Namespace) -> int:
     from .inspect_model import MODEL_EXTENSIONS, run as run_model
 
     if args.file.lower().endswith(MODEL_EXTENSIONS) or os.path.isdir(args.file):  # see inspect_model
-        return run_model(args, describe)
+        return run_model(args, HEADER, describe)
 
     try:
         with load(args.file, verify=False) as f:
             for key, value in sorted(f.metadata.items()):
                 print(f"# {key} = {value}")
+            print(HEADER)
             for name in f:
                 print(describe(name, f[name]))
     except HurrayError as exc:

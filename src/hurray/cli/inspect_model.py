@@ -29,7 +29,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= _LONG else text[:_LONG - 3] + "..."
 
 
-def run(args: argparse.Namespace, describe: Callable[[str, Tensor], str]) -> int:
+def run(args: argparse.Namespace, header: str, describe: Callable[[str, Tensor], str]) -> int:
     from ..formats.checkpoint import load_checkpoint
     from ..formats.checkpoint.reader import Checkpoint
 
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace, describe: Callable[[str, Tensor], str]) -> int
         with opener(args.file) as f:
             for key, value in sorted(f.metadata.items()):
                 print(f"# {key} = {_short(value)}")
+            print(header)
             for name in f:
                 try:
                     tensor = f[name]

@@ -19,6 +19,17 @@ fn joined<T: ToString>(items: &[T]) -> String {
     items.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
 
+/// The header row of `inspect_line`'s lines.
+pub const INSPECT_HEADER: &str = "name\tdtype\tshape\tscheme\tbuffers\tfnv1a64";
+
+/// A shape as `python -m hurray inspect` writes it: `32x16`, or `scalar`.
+pub fn shape_text(shape: &[u64]) -> String {
+    if shape.is_empty() {
+        return "scalar".to_string();
+    }
+    shape.iter().map(u64::to_string).collect::<Vec<_>>().join("x")
+}
+
 /// One tab-separated line: name, dtype, shape, scheme, buffer count, FNV-1a of each buffer.
 pub fn inspect_line(name: &str, tensor: &Tensor) -> hurray::Result<String> {
     let d = tensor.descriptor();
@@ -26,7 +37,7 @@ pub fn inspect_line(name: &str, tensor: &Tensor) -> hurray::Result<String> {
     Ok(format!(
         "{name}\t{}\t{}\t{}\t{}\t{}",
         d.dtype(),
-        joined(d.shape()),
+        shape_text(d.shape()),
         d.scheme(),
         tensor.buffer_count()?,
         hashes.join(",")
