@@ -16,20 +16,19 @@ from ..formats.conversion import convert
 from ..errors import HurrayError
 
 NAME = "convert"
-<<<<<<< HEAD
-HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension), or a checkpoint to a convention (--format)"
-=======
-HELP = "convert a model file between .gguf, .safetensors and .hurray (by extension)"
+HELP = "convert a model file between .gguf, .safetensors and .hurray, or a checkpoint to a library's convention"
 DESCRIPTION = """\
 Convert a model file between .gguf, .safetensors and .hurray, by the files'
-extensions, keeping every tensor exact (quantized ones too).
+extensions, keeping every tensor exact (quantized ones too). The source may
+also be a checkpoint directory or an .onnx model; with --format the target is
+a checkpoint directory in that library's convention (compressed-tensors,
+gptq, awq, fp8, bitsandbytes, mlx).
 
 A conversion that would lose something is refused, naming the tensor and
 why, and the target is left untouched; the target is written whole or not
 at all. A progress bar shows on a terminal.
 Exit status: 0 when the target was written; 1 when refused.
 """
->>>>>>> main
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
