@@ -54,7 +54,7 @@ class Checkpoint(FileMapping):
         self._sources = sources
         self._config = config
         self._claims = claims
-        self._order = sorted([*claims, *plain])
+        self._order = _in_file_order(sources, claims, plain)
         self._plain = set(plain)
         files = sources.files_by_name()
         if not claims and len(plain) == len(files):
@@ -120,6 +120,25 @@ class Checkpoint(FileMapping):
 
     def _release(self) -> None:
         self._sources.close()
+
+
+def _in_file_order(sources: Any, claims: dict[str, Claim], plain: list[str]) -> list[str]:
+    """The names in the order the files list them, each weight where its first stored part is."""
+    if not claims:
+        return list(plain)
+    first = {}
+    for name, claim in claims.items():
+        for part in (name, *claim.parts):
+            first.setdefault(part, name)
+    plain_set = set(plain)
+    order: list[str] = []
+    seen: set[str] = set()
+    for stored in [*sources.visible(), *claims]:
+        name = first.get(stored, stored if stored in plain_set else None)
+        if name is not None and name not in seen:
+            seen.add(name)
+            order.append(name)
+    return order
 
 
 def _config(directory: str) -> Optional[dict[str, Any]]:
