@@ -15,6 +15,9 @@ from sybil.parsers.myst import PythonCodeBlockParser
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "tests", "docs_support"))
+# Pages that read another page (frameworks.md builds layer 7's consumer) find the docs
+# folder here: each page runs in a temporary folder of its own.
+os.environ.setdefault("HURRAY_DOCS", os.path.join(ROOT, "docs"))
 
 from c_examples import CBlockParser, Toolchain  # noqa: E402
 from rust_examples import RustBlockParser, RustToolchain  # noqa: E402

@@ -977,11 +977,13 @@ def test_read_only_flag_is_kept_on_import_and_everywhere_after(source):
     # Every numpy view of it is read-only, for good.
     _assert_read_only_array(np.asarray(tensor))
     _assert_read_only_array(tensor.buffer(0))
-    # The native protocol cannot mark memory read-only, so it refuses.
+    # The native protocol refuses it to a consumer of C ABI 4, which cannot be
+    # told; a consumer of C ABI 5 gets it marked, read-only (ADR-059).
     with pytest.raises(UnsupportedError, match="read-only"):
         tensor.__hurray__()
-    with pytest.raises(UnsupportedError, match="read-only"):
-        hurray.from_hurray(tensor)
+    received = hurray.from_hurray(tensor)
+    assert received.readonly
+    _assert_read_only_array(np.asarray(received))
     # DLPack: a legacy capsule has no flag, so it is refused; a versioned one sets READ_ONLY.
     with pytest.raises(DLPackError, match="read-only tensor in a legacy capsule"):
         tensor.__dlpack__()

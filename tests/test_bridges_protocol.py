@@ -33,7 +33,7 @@ from hurray.bridges.protocol import from_hurray
 
 from support.spec_encoding import row_major, spec_bytes
 
-ABI = 4
+ABI = 5
 MAGIC = 0x48525443  # HURRAY_TENSOR_CONTEXT_MAGIC
 
 # The Python C API on a private handle: ctypes.pythonapi's function objects
@@ -103,7 +103,7 @@ def test_export_consume_round_trip_shares_memory():
     desc = descriptor_bytes((3, 4))
     capsule = _protocol.export(desc, owner.spans(), owner)
     assert capsule_name(capsule) == "hurray_tensor"
-    version, got_desc, spans, holder, (address, box) = _protocol.consume(capsule)
+    version, got_desc, spans, holder, (address, box), readonly = _protocol.consume(capsule)
     assert version == ABI
     assert got_desc == desc
     # The descriptor consume decoded and checked, handed over (ADR-046).
@@ -177,17 +177,24 @@ def test_multi_buffer_capsule_holds_one_reference_per_handle():
     assert __import__("sys").getrefcount(owner) == before_refs
 
 
-def test_read_only_tensor_is_not_exported():
+def test_read_only_tensor_goes_out_only_to_an_abi5_consumer():
+    # ADR-059: a consumer that names no max_version reads C ABI 4, which
+    # cannot mark memory read-only: it is refused, and nothing is made.
     frozen = np.arange(4, dtype=np.float32)
     frozen.flags.writeable = False
     t = hurray.from_numpy(frozen)
     assert t.readonly
     before = counters()
-    with pytest.raises(UnsupportedError, match="read-only"):
+    with pytest.raises(UnsupportedError, match="read-only.*max_version=5"):
         t.__hurray__()
-    with pytest.raises(UnsupportedError, match="read-only"):
-        from_hurray(t)
+    with pytest.raises(UnsupportedError, match="C ABI 4"):
+        t.__hurray__(max_version=4)
     assert released_since(before) == (0, 0)
+    # An ABI-5 consumer receives it marked, and the Tensor it makes is read-only.
+    u = from_hurray(t.__hurray__(max_version=5))
+    view = np.asarray(u)
+    assert u.readonly and not view.flags.writeable and np.shares_memory(view, frozen)
+    assert from_hurray(t).readonly  # the exchange without a capsule keeps it too
 
 
 def test_consumed_tensor_reexports():
@@ -480,7 +487,7 @@ def test_foreign_context_without_magic(forged_list):
     _assert_untouched(capsule, junk)
 
 
-@pytest.mark.parametrize("version", [3, 5, 0, 0xFFFFFFFF])
+@pytest.mark.parametrize("version", [3, 6, 0, 0xFFFFFFFF])
 def test_other_abi_versions(forged_list, version):
     # Only the frozen header is meaningful; what follows is poison that a
     # consumer must never read once the version is wrong.
@@ -489,5 +496,5 @@ def test_other_abi_versions(forged_list, version):
     with pytest.raises(AbiVersionError) as info:
         from_hurray(capsule)
     message = str(info.value)
-    assert f"version {version}" in message and f"version {ABI}" in message
+    assert f"version {version}" in message and f"versions 4 to {ABI}" in message
     _assert_untouched(capsule, header)

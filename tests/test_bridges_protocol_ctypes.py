@@ -19,9 +19,11 @@ import hurray
 
 from support.spec_encoding import spec_bytes
 
-# ABI facts, from hurray.h (stable for C ABI 4).
+# ABI facts, from hurray.h (C ABI 5; the context of a producer asked
+# without max_version is of version 4, for a consumer of ABI 4: ADR-059).
 HURRAY_OK = 0
-HURRAY_C_ABI_VERSION = 4
+HURRAY_C_ABI_VERSION = 5
+CONTEXT_WITHOUT_MAX_VERSION = 4
 HURRAY_TENSOR_CONTEXT_MAGIC = 0x48525443
 HURRAY_DTYPE_FLOAT32 = 17
 HURRAY_DTYPE_INT16 = 3
@@ -127,9 +129,11 @@ def test_c_abi_consumer_reads_version_descriptor_and_producer_memory(lib, api):
     # 1. The ABI version, first, through the C call.
     version = c_uint32(0)
     ok(lib.hurray_tensor_context_abi_version(ctx, ctypes.byref(version)), lib)
-    assert version.value == HURRAY_C_ABI_VERSION
+    assert version.value == CONTEXT_WITHOUT_MAX_VERSION
     # ... which reads the frozen header: magic, then version.
     assert struct.unpack("<II", ctypes.string_at(ctx, 8)) == (HURRAY_TENSOR_CONTEXT_MAGIC, 4)
+    assert struct.unpack("<II", ctypes.string_at(api.PyCapsule_GetContext(hurray.from_numpy(
+        np.zeros(1)).__hurray__(max_version=5)), 8)) == (HURRAY_TENSOR_CONTEXT_MAGIC, 5)
 
     # 2. The descriptor bytes; check them by hand against the layer-4 encoding.
     data, length = c_void_p(), c_uint64()

@@ -166,11 +166,14 @@ def test_from_hurray_of_a_tensor_keeps_the_producer_alive():
     assert t_ref() is None and a_ref() is None
 
 
-def test_from_hurray_of_a_tensor_leaves_refusals_and_closed_descriptors_to_python():
+def test_from_hurray_of_a_tensor_leaves_closed_descriptors_to_python():
+    # A read-only tensor is exchanged in C too, and stays read-only (ADR-059).
     frozen = np.arange(4, dtype=np.float32)
     frozen.flags.writeable = False
+    u = hurray.from_hurray(hurray.from_numpy(frozen))
+    assert u.readonly and not np.asarray(u).flags.writeable
     with pytest.raises(UnsupportedError, match="read-only"):
-        hurray.from_hurray(hurray.from_numpy(frozen))
+        hurray.from_numpy(frozen).__hurray__()
     # A closed descriptor: Python exports a capsule (from the kept bytes) and
     # consumes it, decoding a new descriptor.
     t = hurray.from_numpy(np.arange(5, dtype=np.float64))

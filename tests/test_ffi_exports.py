@@ -41,7 +41,7 @@ def test_cffi_module_reaches_every_header_function():
 
 
 def test_linked_library_reports_the_header_version():
-    assert lib.hurray_c_abi_version() == lib.HURRAY_C_ABI_VERSION == hurray.C_ABI_VERSION == 4
+    assert lib.hurray_c_abi_version() == lib.HURRAY_C_ABI_VERSION == hurray.C_ABI_VERSION == 5
 
 
 def test_version_command_names_package_and_abi():
@@ -49,4 +49,4 @@ def test_version_command_names_package_and_abi():
     import sys
 
     out = subprocess.run([sys.executable, "-m", "hurray", "--version"], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == f"hurray {hurray.__version__} (C ABI 4, linked library C ABI 4, hurray-io 1)"
+    assert out.strip() == f"hurray {hurray.__version__} (C ABI 5, linked library C ABI 5, hurray-io 1)"

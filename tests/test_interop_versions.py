@@ -53,7 +53,7 @@ def test_hurray_python_names_the_refusal(outcome):
         seen = refusals[forged_id]["hurray-python"]
         expected = "AbiVersionError" if status == matrix.ABI_VERSION else "NotAContextError"
         assert seen["error"] == expected, seen
-    for version in ("3", "5"):
+    for version in ("3", "6"):
         assert f"version {version}" in refusals[f"version_{version}"]["hurray-python"]["message"]
 
 
@@ -64,11 +64,11 @@ def test_capsule_without_context_is_refused(outcome, consumer):
 
 
 def test_the_header_is_readable_at_any_version(outcome):
-    """hurray_tensor_context_abi_version reports 3 and 5 (the consumer judges), refuses no magic."""
+    """hurray_tensor_context_abi_version reports 3 and 6 (the consumer judges), refuses no magic."""
     ok = 0
     assert outcome["headers"] == {
         "version_3": [ok, 3],
-        "version_5": [ok, 5],
+        "version_6": [ok, 6],
         "no_magic": [matrix.NOT_A_CONTEXT, 12345],  # out untouched on failure
         "dead_magic": [matrix.NOT_A_CONTEXT, 12345],
     }

@@ -1,5 +1,5 @@
 /*
- * hurray.h -- the C ABI of hurray-ffi, version 4.
+ * hurray.h -- the C ABI of hurray-ffi, version 5.
  *
  * Every handle is opaque: its struct is defined in one .c file and its
  * layout is an implementation detail. Functions are named
@@ -26,7 +26,17 @@ extern "C" {
 
 /* HURRAY_CDEF_BEGIN */
 
-#define HURRAY_C_ABI_VERSION 4
+#define HURRAY_C_ABI_VERSION 5
+
+/* The oldest ABI version whose contexts this library still makes and reads
+ * (4: the first with a HurrayTensorContext). A producer makes a context of
+ * this version for a consumer that knows nothing newer (ADR-059). */
+#define HURRAY_C_ABI_MIN_VERSION 4
+
+/* hurray_buffer_flags: the buffer's memory may be read and not written
+ * (ABI 5, ADR-059). A buffer without it may be written by whoever owns the
+ * pair it came in. */
+#define HURRAY_BUFFER_READONLY 1
 
 /* The first 8 bytes of every HurrayTensorContext, in every ABI version, are
  * a uint32_t magic followed by a uint32_t ABI version (ADR-034 section 4).
@@ -286,6 +296,19 @@ HurrayStatus hurray_buffer_data(const HurrayBuffer *buf, void **out_data, uint64
 /* Statuses: none.
  * Ownership: frees the buffer, runs its release once, and nulls *buf. */
 void hurray_buffer_destroy(HurrayBuffer **buf);
+/* Marks the buffer's memory as not to be written (ABI 5). One-way: no call
+ * makes a buffer writable again; marking twice is the same as once.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT.
+ * Ownership: nothing changes hands. */
+HurrayStatus hurray_buffer_mark_readonly(HurrayBuffer *buf);
+/* HURRAY_BUFFER_READONLY for a marked buffer, else 0 (ABI 5). Only for a
+ * buffer this library made, or one that came with a context of version 5
+ * or later: a buffer made by an ABI-4 library has no flags to read. For a
+ * capsule's buffers, ask hurray_tensor_context_buffer_flags, which answers
+ * for a context of any version.
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT.
+ * Ownership: nothing changes hands. */
+HurrayStatus hurray_buffer_flags(const HurrayBuffer *buf, uint32_t *out);
 
 /* ---- HurrayBufferList: the buffers of one tensor ----------------------- */
 
@@ -671,7 +694,10 @@ HurrayStatus hurray_dequantize_rows(const HurrayDescriptor *desc, const HurrayBu
 /* Copies the descriptor bytes and takes owner: on success
  * owner_release(owner) runs exactly once, when the context is destroyed
  * (owner_release may be NULL). On failure owner_release is not called and
- * owner is still the caller's.
+ * owner is still the caller's. abi_version is HURRAY_C_ABI_MIN_VERSION to
+ * HURRAY_C_ABI_VERSION: a producer makes a version-4 context only for a
+ * consumer that reads no newer one, and then marks no buffer read-only
+ * (ABI 4 has no such mark; ADR-059).
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT, HURRAY_ERROR_ABI_VERSION,
  * HURRAY_ERROR_OVERFLOW, HURRAY_ERROR_NO_MEMORY.
  * Ownership: on success the context owns owner and a copy of the bytes; the caller owns *out. */
@@ -688,6 +714,17 @@ HurrayStatus hurray_tensor_context_abi_version(const struct HurrayTensorContext 
  * Ownership: *out_bytes is borrowed for the context's life. */
 HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *ctx,
                                               const uint8_t **out_bytes, uint64_t *out_len);
+/* The flags of buffer index of the list that came with ctx (ABI 5):
+ * HURRAY_BUFFER_READONLY when its memory may only be read, else 0. A context
+ * of version 4 answers 0 for every buffer (ABI 4's promise: every buffer is
+ * writable) without reading the buffer; a context of version 5 answers the
+ * buffer's own mark. Call it only after reading the version (rule 1).
+ * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_NOT_A_CONTEXT, HURRAY_ERROR_ABI_VERSION,
+ * HURRAY_ERROR_OUT_OF_RANGE.
+ * Ownership: nothing changes hands. */
+HurrayStatus hurray_tensor_context_buffer_flags(const struct HurrayTensorContext *ctx,
+                                                const HurrayBufferList *list, uint64_t index,
+                                                uint32_t *out);
 /* A pointer that is not a context this build can free (no magic, or an ABI
  * version it does not serve) is left alone: nothing is freed or released,
  * *ctx keeps its value, and the thread's message says why.

@@ -20,13 +20,22 @@
  * hurray_buffer_from_ptr. */
 #define HURRAY__BUFFER_MAX_ALIGNMENT 4096u
 
+/* The first five fields are ABI 4's, at ABI 4's offsets, and stay there:
+ * a pair sent with a version-4 context (ADR-059) is read and destroyed by
+ * an ABI-4 library, which knows only them. ABI 5 appends flags; whatever a
+ * later version adds goes after it. */
 struct HurrayBuffer {
     void *data;
     uint64_t len;
     void (*release)(void *release_context); /* NULL: nothing foreign to free */
     void *release_context;
     void *owned; /* memory from hurray_buffer_new, or NULL */
+    /* ---- ABI 5 ---- */
+    uint32_t flags; /* HURRAY_BUFFER_READONLY, or 0 */
 };
+
+_Static_assert(offsetof(struct HurrayBuffer, owned) == 32,
+               "the fields of ABI 4 keep their offsets (an ABI-4 library reads them)");
 
 /* Puts the fields in a new handle. On failure nothing changes hands: the
  * caller still owns what the fields point to. */
@@ -69,7 +78,8 @@ HurrayStatus hurray_buffer_from_ptr(void *ptr, uint64_t len, void (*release)(voi
                                      .len = len,
                                      .release = release,
                                      .release_context = release_context,
-                                     .owned = NULL},
+                                     .owned = NULL,
+                                     .flags = 0},
                       out);
 }
 
@@ -126,7 +136,8 @@ HurrayStatus hurray_buffer_new(uint64_t len, uint64_t alignment, HurrayBuffer **
                                                     .len = len,
                                                     .release = NULL,
                                                     .release_context = NULL,
-                                                    .owned = data},
+                                                    .owned = data,
+                                                    .flags = 0},
                                      out);
     if (status != HURRAY_OK) {
         free(data);
@@ -134,7 +145,8 @@ HurrayStatus hurray_buffer_new(uint64_t len, uint64_t alignment, HurrayBuffer **
     return status;
 }
 
-/* The data pointer is writable: constness of the handle does not extend to
+/* The data pointer may be written unless the buffer is marked read-only
+ * (hurray_buffer_flags; ABI 5): constness of the handle does not extend to
  * the bytes, which belong to the producer. On failure the out-parameters are
  * untouched. */
 HurrayStatus hurray_buffer_data(const HurrayBuffer *buf, void **out_data, uint64_t *out_len)
@@ -167,4 +179,27 @@ void hurray_buffer_destroy(HurrayBuffer **buf)
     }
     free(b->owned);
     free(b);
+}
+
+/* One-way, so that a consumer that read the mark once can rely on it for
+ * as long as it holds the buffer. */
+HurrayStatus hurray_buffer_mark_readonly(HurrayBuffer *buf)
+{
+    if (buf == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_buffer_mark_readonly: buf is NULL");
+    }
+    buf->flags |= HURRAY_BUFFER_READONLY;
+    return HURRAY_OK;
+}
+
+HurrayStatus hurray_buffer_flags(const HurrayBuffer *buf, uint32_t *out)
+{
+    if (buf == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_buffer_flags: buf is NULL");
+    }
+    if (out == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "hurray_buffer_flags: out is NULL");
+    }
+    *out = buf->flags;
+    return HURRAY_OK;
 }

@@ -19,7 +19,7 @@
 #include <string.h>
 
 /* The first ABI version that has contexts at all. */
-#define HURRAY__TENSOR_CONTEXT_FIRST_ABI 4u
+#define HURRAY__TENSOR_CONTEXT_FIRST_ABI ((uint32_t)HURRAY_C_ABI_MIN_VERSION)
 
 /* Written over the magic by destroy. Best effort only: reading a context
  * after destroy is undefined behaviour (its memory is freed), but while the
@@ -36,7 +36,8 @@
 struct HurrayTensorContext {
     uint32_t magic;       /* frozen: offset 0 */
     uint32_t abi_version; /* frozen: offset 4 */
-    /* ---- private to ABI version 4 ---- */
+    /* ---- private to ABI versions 4 and 5 (5 added no field here: its
+     * read-only marks live on the buffers, ADR-059) ---- */
     void *owner;
     void (*owner_release)(void *owner);
     uint64_t descriptor_len;
@@ -198,4 +199,39 @@ void hurray_tensor_context_destroy(struct HurrayTensorContext **ctx)
         c->owner_release(c->owner);
     }
     free(c);
+}
+
+/* ABI 5. The version decides what may be read: a version-4 pair was made
+ * under ABI 4's promise that every buffer is writable, and its buffers may
+ * come from an ABI-4 library whose HurrayBuffer has no flags field, so
+ * none is read; from version 5 on every buffer has its mark. */
+HurrayStatus hurray_tensor_context_buffer_flags(const struct HurrayTensorContext *ctx,
+                                                const HurrayBufferList *list, uint64_t index,
+                                                uint32_t *out)
+{
+    static const char fn[] = "hurray_tensor_context_buffer_flags";
+    if (ctx == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: ctx is NULL", fn);
+    }
+    if (list == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: list is NULL", fn);
+    }
+    if (out == NULL) {
+        return hurray__fail(HURRAY_ERROR_NULL_ARGUMENT, "%s: out is NULL", fn);
+    }
+    HURRAY__TRY(check_context(ctx, fn));
+    const HurrayBuffer *buf = NULL;
+    if (hurray_buffer_list_get(list, index, &buf) != HURRAY_OK) {
+        uint64_t len = 0;
+        (void)hurray_buffer_list_len(list, &len);
+        return hurray__fail(HURRAY_ERROR_OUT_OF_RANGE,
+                            "%s: index %llu is past the list's %llu buffers", fn,
+                            (unsigned long long)index, (unsigned long long)len);
+    }
+    uint32_t flags = 0;
+    if (ctx->abi_version >= 5u) {
+        HURRAY__TRY(hurray_buffer_flags(buf, &flags));
+    }
+    *out = flags;
+    return HURRAY_OK;
 }

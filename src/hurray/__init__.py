@@ -40,6 +40,8 @@ from .quant.quantizers import quantize_affine, quantize_mx, quantize_nvfp4  # no
 from .bridges.dlpack import from_dlpack  # noqa: E402
 from .bridges.numpy import from_numpy  # noqa: E402
 from .bridges.protocol import from_hurray  # noqa: E402
+from .bridges.mlx import from_mlx, to_mlx  # noqa: E402  (imports mlx only when called)
+from .bridges.torch import from_torch, to_torch  # noqa: E402  (imports torch only when called)
 
 # Files and streams (layer 5: io/): save/load named tensors, frames on pipes and sockets.
 from .io import File, load, read_frame, save, write_frame  # noqa: E402
@@ -82,7 +84,9 @@ __all__ = [
     "from_ggml",
     "from_gguf",
     "from_hurray",
+    "from_mlx",
     "from_numpy",
+    "from_torch",
     "get_include",
     "get_library",
     "load",
@@ -100,6 +104,8 @@ __all__ = [
     "save_safetensors",
     "to_ggml",
     "to_gguf",
+    "to_mlx",
+    "to_torch",
     "write_frame",
 ]
 

@@ -78,6 +78,13 @@ class ChecksumError(CorruptError):
     """Stored bytes do not match their checksum."""
 
 
+class MissingPackageError(UnsupportedError, ImportError):
+    """A framework bridge's package (torch, mlx, ...) is not installed; the message names what to install.
+
+    Also an ImportError, so ``except ImportError`` catches it (ADR-061).
+    """
+
+
 class DLPackError(HurrayError, BufferError):
     """A tensor DLPack cannot carry exactly, or a DLPack tensor Hurray cannot hold.
 

@@ -23,8 +23,10 @@ HurrayStatus hurray_tensor_context_descriptor(const struct HurrayTensorContext *
 void hurray_tensor_context_destroy(struct HurrayTensorContext **ctx);
 /* ---- end of copy ---- */
 
-/* The header's version constant is the one ADR-034 section 6 sets. */
-_Static_assert(HURRAY_C_ABI_VERSION == 4, "ADR-034 section 6: HURRAY_C_ABI_VERSION is 4");
+/* ADR-034 section 6 set the version to 4, and ADR-059 moved it to 5; the
+ * four functions above are unchanged, and version-4 contexts are still made. */
+_Static_assert(HURRAY_C_ABI_VERSION == 5, "ADR-059: HURRAY_C_ABI_VERSION is 5");
+_Static_assert(HURRAY_C_ABI_MIN_VERSION == 4, "ADR-059: contexts of version 4 are still made");
 
 /* Taking each function's address with the ADR's exact pointer type fails
  * to compile if the header's type differs in any parameter. */

@@ -68,7 +68,8 @@ static char sentinel_object;
 static void test_status(void)
 {
     CHECK(hurray_c_abi_version() == HURRAY_C_ABI_VERSION);
-    CHECK(hurray_c_abi_version() == 4);
+    CHECK(hurray_c_abi_version() == 5);
+    CHECK(HURRAY_C_ABI_MIN_VERSION == 4);
 
     static const struct {
         HurrayStatus status;
@@ -352,7 +353,7 @@ static void test_tensor_context(void)
 
     uint32_t version = SENTINEL_U32;
     CHECK_OK(hurray_tensor_context_abi_version(ctx, &version));
-    CHECK(version == 4);
+    CHECK(version == 5);
 
     const uint8_t *bytes = NULL;
     uint64_t len = 0;
@@ -402,7 +403,7 @@ static void test_tensor_context(void)
     /* Refusals: owner_release never runs, out is untouched. */
     Counter refused = {0};
     HurrayTensorContext *untouched = SENTINEL_PTR;
-    static const uint32_t bad_versions[] = {0, 1, 2, 3, 5, 6, UINT32_MAX};
+    static const uint32_t bad_versions[] = {0, 1, 2, 3, 6, 7, UINT32_MAX};
     for (size_t i = 0; i < sizeof bad_versions / sizeof bad_versions[0]; i++) {
         CHECK_FAIL(hurray_tensor_context_new(bad_versions[i], descriptor, 8, &refused,
                                              counting_release, &untouched),
@@ -483,7 +484,7 @@ static void test_fake_contexts(void)
     /* The magic with versions this build does not serve: the version is
      * still reported (so the consumer can refuse it), but nothing past the
      * header is read or freed. */
-    static const uint32_t foreign[] = {3, 5, 1000};
+    static const uint32_t foreign[] = {3, 6, 1000};
     for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
         raw = fake_context(HURRAY_TENSOR_CONTEXT_MAGIC, foreign[i]);
         ctx = (HurrayTensorContext *)(void *)raw;
@@ -519,6 +520,84 @@ static void test_fake_contexts(void)
                                                &version));
     CHECK(version == 7);
     free(block);
+}
+
+/* ---- read-only buffers (ABI 5, ADR-059) -------------------------------- */
+
+static void test_readonly_buffers(void)
+{
+    static unsigned char memory[16];
+    HurrayBuffer *buf = NULL;
+    uint32_t flags = SENTINEL_U32;
+    CHECK_OK(hurray_buffer_from_ptr(memory, sizeof memory, NULL, NULL, &buf));
+    CHECK_OK(hurray_buffer_flags(buf, &flags));
+    CHECK(flags == 0);
+    CHECK_OK(hurray_buffer_mark_readonly(buf));
+    CHECK_OK(hurray_buffer_mark_readonly(buf)); /* twice is once */
+    CHECK_OK(hurray_buffer_flags(buf, &flags));
+    CHECK(flags == HURRAY_BUFFER_READONLY);
+    CHECK_FAIL(hurray_buffer_mark_readonly(NULL), HURRAY_ERROR_NULL_ARGUMENT, "buf");
+    flags = SENTINEL_U32;
+    CHECK_FAIL(hurray_buffer_flags(NULL, &flags), HURRAY_ERROR_NULL_ARGUMENT, "buf");
+    CHECK_FAIL(hurray_buffer_flags(buf, NULL), HURRAY_ERROR_NULL_ARGUMENT, "out");
+    CHECK(flags == SENTINEL_U32);
+    /* The mark does not change what the buffer holds. */
+    void *data = NULL;
+    uint64_t len = 0;
+    CHECK_OK(hurray_buffer_data(buf, &data, &len));
+    CHECK(data == memory && len == sizeof memory);
+
+    HurrayBuffer *owned = NULL;
+    CHECK_OK(hurray_buffer_new(8, 8, &owned));
+    CHECK_OK(hurray_buffer_flags(owned, &flags));
+    CHECK(flags == 0);
+
+    /* A pair: buffer 0 marked, buffer 1 not. */
+    HurrayBufferList *list = NULL;
+    CHECK_OK(hurray_buffer_list_new(&list));
+    CHECK_OK(hurray_buffer_list_push(list, &buf));
+    CHECK_OK(hurray_buffer_list_push(list, &owned));
+    static const uint8_t descriptor[8] = {'H', 'R', 'Y', 'D'};
+    HurrayTensorContext *v5 = NULL, *v4 = NULL;
+    CHECK_OK(hurray_tensor_context_new(5, descriptor, sizeof descriptor, NULL, NULL, &v5));
+    CHECK_OK(hurray_tensor_context_new(4, descriptor, sizeof descriptor, NULL, NULL, &v4));
+    CHECK_OK(hurray_tensor_context_buffer_flags(v5, list, 0, &flags));
+    CHECK(flags == HURRAY_BUFFER_READONLY);
+    CHECK_OK(hurray_tensor_context_buffer_flags(v5, list, 1, &flags));
+    CHECK(flags == 0);
+    /* Version 4 promises writable buffers and has no mark to read: the
+     * context answers 0 whatever the buffer says. */
+    CHECK_OK(hurray_tensor_context_buffer_flags(v4, list, 0, &flags));
+    CHECK(flags == 0);
+
+    flags = SENTINEL_U32;
+    CHECK_FAIL(hurray_tensor_context_buffer_flags(v5, list, 2, &flags), HURRAY_ERROR_OUT_OF_RANGE,
+               "index 2");
+    CHECK_FAIL(hurray_tensor_context_buffer_flags(v4, list, UINT64_MAX, &flags),
+               HURRAY_ERROR_OUT_OF_RANGE, "index");
+    CHECK_FAIL(hurray_tensor_context_buffer_flags(NULL, list, 0, &flags),
+               HURRAY_ERROR_NULL_ARGUMENT, "ctx");
+    CHECK_FAIL(hurray_tensor_context_buffer_flags(v5, NULL, 0, &flags), HURRAY_ERROR_NULL_ARGUMENT,
+               "list");
+    CHECK_FAIL(hurray_tensor_context_buffer_flags(v5, list, 0, NULL), HURRAY_ERROR_NULL_ARGUMENT,
+               "out");
+    /* Contexts this build cannot read: refused from the header alone (each
+     * fake is 8 bytes; the sanitizer build catches a read past them). */
+    uint32_t *future = fake_context(HURRAY_TENSOR_CONTEXT_MAGIC, 6);
+    CHECK_FAIL(hurray_tensor_context_buffer_flags((HurrayTensorContext *)(void *)future, list, 0,
+                                                  &flags),
+               HURRAY_ERROR_ABI_VERSION, "ABI version 6");
+    free(future);
+    uint32_t *nothing = fake_context(0, 5);
+    CHECK_FAIL(hurray_tensor_context_buffer_flags((HurrayTensorContext *)(void *)nothing, list, 0,
+                                                  &flags),
+               HURRAY_ERROR_NOT_A_CONTEXT, "not a HurrayTensorContext");
+    free(nothing);
+    CHECK(flags == SENTINEL_U32);
+
+    hurray_buffer_list_destroy(&list);
+    hurray_tensor_context_destroy(&v5);
+    hurray_tensor_context_destroy(&v4);
 }
 
 /* ---- messages are per thread ------------------------------------------ */
@@ -704,6 +783,7 @@ int main(void)
     test_buffer_list();
     test_tensor_context();
     test_fake_contexts();
+    test_readonly_buffers();
     test_messages_per_thread();
     test_many_cycles();
     test_threads();

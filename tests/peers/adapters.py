@@ -20,6 +20,7 @@ import numpy as np
 from . import cases
 
 ROLE_NAMES = {code: name for name, code in cases.ROLE.items()}
+ABI = 5  # the C ABI every consumer here reads, and asks its producer for (ADR-059)
 
 
 @dataclass
@@ -36,7 +37,9 @@ class CapsuleSource:
     def __init__(self, capsule):
         self._capsule = capsule
 
-    def __hurray__(self):
+    def __hurray__(self, max_version=None):
+        # A foreign producer made its capsule before it knew its consumer:
+        # it hands over what it has, and the consumer judges the version.
         capsule, self._capsule = self._capsule, None
         if capsule is None:
             raise RuntimeError("this source's capsule was already handed out")
@@ -192,6 +195,7 @@ class PythonPeer:
             "fields": self.fields(tensor.descriptor),
             "buffers": [tensor.buffer(i).tobytes() for i in range(len(tensor.buffers))],
             "real": np.array(tensor.dequantize(), dtype=np.float32, copy=True),
+            "readonly": [tensor.readonly] * len(tensor.buffers),
         }
         if case.array is not None:
             report["array"] = np.array(np.asarray(tensor), copy=True)
@@ -218,7 +222,7 @@ class CPeer:
         return Produced(CapsuleSource(capsule), descriptor, list(case.buffers), tracker)
 
     def take(self, source):
-        return self.module.consume(source.__hurray__())
+        return self.module.consume(source.__hurray__(max_version=ABI))
 
     def report(self, held, case):
         return _named_elements(held.report())
@@ -246,7 +250,7 @@ class CtypesPeer:
         return Produced(CapsuleSource(capsule), descriptor, list(case.buffers), tracker)
 
     def take(self, source):
-        return self.binding.consume(source.__hurray__())
+        return self.binding.consume(source.__hurray__(max_version=ABI))
 
     def report(self, held, case):
         return _named_elements(held.report())
@@ -276,7 +280,7 @@ class RustPeer:
         return Produced(CapsuleSource(capsule), descriptor, list(case.buffers), tracker)
 
     def take(self, source):
-        return self.peer.consume(source.__hurray__())
+        return self.peer.consume(source.__hurray__(max_version=ABI))
 
     def report(self, held, case):
         return _named_elements(held.report())

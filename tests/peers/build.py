@@ -7,7 +7,12 @@ Two builds of the same sources:
   directory, as any C extension needs);
 - ``c_peer_static``: native/src/*.c compiled into the module itself with
   ``-fvisibility=hidden``, so its hurray_* symbols are private to it and
-  cannot clash with, or be replaced by, the package's libhurray.
+  cannot clash with, or be replaced by, the package's libhurray;
+- ``c_peer_abi4``: the same sources compiled against the frozen header of
+  C ABI 4 (``abi4/hurray.h``, the header as it was before ADR-059) and
+  linked to the package's libhurray: a consumer built for ABI 4 that was
+  never rebuilt, reading version-4 contexts only and knowing no read-only
+  mark.
 """
 import importlib.machinery
 import importlib.util
@@ -56,6 +61,14 @@ def build_linked(out_dir):
     path = _output(out_dir, "c_peer")
     _compile([CC, *STRICT, _python_include(), "-DPEER_MODULE=c_peer", *map(str, PEER_SOURCES),
               "-o", str(path), *hurray_flags()])
+    return path
+
+
+def build_abi4(out_dir):
+    """c_peer_abi4: the ABI-4 header first on the include path, the installed library."""
+    path = _output(out_dir, "c_peer_abi4")
+    _compile([CC, *STRICT, _python_include(), f"-I{HERE / 'abi4'}", "-DPEER_MODULE=c_peer_abi4",
+              *map(str, PEER_SOURCES), "-o", str(path), *hurray_flags()])
     return path
 
 

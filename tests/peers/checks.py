@@ -3,7 +3,7 @@ import numpy as np
 
 from . import adapters, cases
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 
 def run_pair(producer, consumer, case):
@@ -39,6 +39,7 @@ def check_report(report, case, meant_descriptor, meant_buffers):
     assert report["descriptor"] == meant_descriptor
     assert report["fields"] == meant_fields
     assert report["buffers"] == meant_buffers
+    assert report.get("readonly", [False] * len(meant_buffers)) == [False] * len(meant_buffers)
     if "elements" in report:
         assert report["elements"] == case.elements
     if "real" in report:

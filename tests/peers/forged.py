@@ -27,7 +27,7 @@ from peers import build, matrix, rust_peer  # noqa: E402
 MAGIC = 0x48525443
 DEAD = 0x44454144  # what hurray_tensor_context_destroy writes over the magic
 PROT_NONE = 0  # <sys/mman.h>; the mmap module does not export it
-HEADERS = {"version_3": (MAGIC, 3), "version_5": (MAGIC, 5), "no_magic": (0, 4), "dead_magic": (DEAD, 4)}
+HEADERS = {"version_3": (MAGIC, 3), "version_6": (MAGIC, 6), "no_magic": (0, 5), "dead_magic": (DEAD, 5)}
 assert set(HEADERS) == {forged_id for forged_id, _, _ in matrix.FORGED}
 
 _api = ctypes.PyDLL(None)  # private: ctypes.pythonapi's function objects are shared by every module

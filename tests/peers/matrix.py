@@ -18,9 +18,9 @@ CROSS_PAIRS = tuple((STATIC_PEER, other) for other in PEERS) + tuple((other, STA
 NOT_A_CONTEXT, ABI_VERSION = 6, 7
 FORGED = (
     ("version_3", "magic, then ABI version 3 (older than contexts exist)", ABI_VERSION),
-    ("version_5", "magic, then ABI version 5 (a future build)", ABI_VERSION),
-    ("no_magic", "zeros where the magic belongs, then version 4", NOT_A_CONTEXT),
-    ("dead_magic", "the magic of a destroyed context (`DEAD`), then version 4", NOT_A_CONTEXT),
+    ("version_6", "magic, then ABI version 6 (a future build)", ABI_VERSION),
+    ("no_magic", "zeros where the magic belongs, then version 5", NOT_A_CONTEXT),
+    ("dead_magic", "the magic of a destroyed context (`DEAD`), then version 5", NOT_A_CONTEXT),
 )
 CONSUMERS_OF_FORGED = PEERS + (STATIC_PEER,)
 STATUS_NAMES = {NOT_A_CONTEXT: "HURRAY_ERROR_NOT_A_CONTEXT", ABI_VERSION: "HURRAY_ERROR_ABI_VERSION"}

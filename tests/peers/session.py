@@ -24,6 +24,12 @@ def c_peer_module():
 
 
 @functools.lru_cache(maxsize=None)
+def c_peer_abi4_module():
+    """The C peer built against the frozen ABI-4 header (build.build_abi4)."""
+    return build.load(build.build_abi4(_build_dir()))
+
+
+@functools.lru_cache(maxsize=None)
 def c_peer_static_path():
     return build.build_static(_build_dir())
 

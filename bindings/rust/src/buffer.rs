@@ -85,21 +85,47 @@ impl BufferList {
     /// list (or here, if the push fails). A `Box<[u8]>`, a pool's block that
     /// returns itself on Drop, or any type that counts its releases will do.
     ///
-    /// `AsMut`, not `AsRef`: buffers are writable by contract (ADR-042), so
-    /// only memory the owner holds exclusively may be handed over. The slice
+    /// `AsMut`, not `AsRef`: an unmarked buffer may be written by its
+    /// consumer, so only memory the owner holds exclusively may be handed
+    /// over this way (shared memory goes through [`BufferList::push_shared`],
+    /// marked read-only; ADR-042, ADR-059). The slice
     /// is taken once, after `owner` is boxed, and must stay where it is until
     /// `owner` drops (true of every type that owns its bytes).
     pub fn push_owned<T: AsMut<[u8]> + Send + 'static>(&mut self, owner: T) -> Result<()> {
+        let mut boxed = Box::new(owner);
+        let (ptr, len) = {
+            let bytes = (*boxed).as_mut();
+            (bytes.as_mut_ptr() as *mut c_void, bytes.len() as u64)
+        };
+        self.push_boxed(boxed, ptr, len, false)
+    }
+
+    /// Appends the bytes `owner` shares without copying, marked read-only
+    /// (ABI 5, ADR-059): an `Arc<[u8]>` shared with other threads, a
+    /// `&'static [u8]`, a mapping someone else owns. A consumer learns the
+    /// mark through the context ([`crate::Tensor::is_readonly`]) and must not
+    /// write; the buffer owns `owner` and drops it exactly once.
+    pub fn push_shared<T: AsRef<[u8]> + Send + Sync + 'static>(&mut self, owner: T) -> Result<()> {
+        let boxed = Box::new(owner);
+        let (ptr, len) = {
+            let bytes = (*boxed).as_ref();
+            (bytes.as_ptr() as *mut c_void, bytes.len() as u64)
+        };
+        self.push_boxed(boxed, ptr, len, true)
+    }
+
+    /// Wraps the `len` bytes at `ptr`, which `boxed` owns and keeps where
+    /// they are, in a buffer that drops `boxed` exactly once (on whichever
+    /// thread destroys the list, or here if anything fails), marks it
+    /// read-only when asked (before any consumer can see it), and appends it.
+    fn push_boxed<T: Send + 'static>(&mut self, boxed: Box<T>, ptr: *mut c_void, len: u64, readonly: bool) -> Result<()> {
         unsafe extern "C" fn release<T>(context: *mut c_void) {
             // Never unwind into C.
             let _ = catch_unwind(AssertUnwindSafe(|| {
-                // SAFETY: `context` is the Box made below, released exactly once.
+                // SAFETY: `context` is the Box made in push_boxed, released exactly once.
                 drop(unsafe { Box::from_raw(context as *mut T) });
             }));
         }
-        let mut boxed = Box::new(owner);
-        let bytes = (*boxed).as_mut();
-        let (ptr, len) = (bytes.as_mut_ptr() as *mut c_void, bytes.len() as u64);
         let context = Box::into_raw(boxed) as *mut c_void;
         let mut buf = std::ptr::null_mut();
         // SAFETY: `ptr` holds `len` bytes that live as long as `context`.
@@ -109,6 +135,16 @@ impl BufferList {
             // SAFETY: on failure ownership did not pass; the Box is still ours.
             drop(unsafe { Box::from_raw(context as *mut T) });
             return Err(error);
+        }
+        if readonly {
+            // SAFETY: a live buffer this crate just made.
+            let status = unsafe { sys::hurray_buffer_mark_readonly(buf) };
+            if status != sys::HURRAY_OK {
+                let error = Error::from_library(status);
+                // SAFETY: still ours; destroying it drops `boxed` once.
+                unsafe { sys::hurray_buffer_destroy(&mut buf) };
+                return Err(error);
+            }
         }
         self.push_raw(buf)
     }

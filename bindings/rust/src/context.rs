@@ -6,10 +6,12 @@ use std::ptr::NonNull;
 use crate::error::{check, Error, Result};
 use crate::sys;
 
-/// A `HurrayTensorContext` whose ABI version was read first and is the one
-/// this crate speaks.
+/// A `HurrayTensorContext` whose ABI version was read first and is one this
+/// crate reads: 4 (whose buffers are all writable by contract) or 5 (whose
+/// buffers say whether they are read-only; ADR-059).
 pub struct TensorContext {
     raw: NonNull<sys::HurrayTensorContext>,
+    version: u32,
 }
 
 // SAFETY: a handle may be used from any thread, one thread at a time
@@ -29,11 +31,12 @@ pub(crate) unsafe fn checked_version(ctx: *const sys::HurrayTensorContext) -> Re
     let mut version = 0u32;
     // SAFETY: the caller's promise; the library reads the header only.
     check(unsafe { sys::hurray_tensor_context_abi_version(ctx, &mut version) })?;
-    if version != sys::HURRAY_C_ABI_VERSION {
+    if !(sys::HURRAY_C_ABI_MIN_VERSION..=sys::HURRAY_C_ABI_VERSION).contains(&version) {
         return Err(Error::new(
             sys::HURRAY_ERROR_ABI_VERSION,
             format!(
-                "the context has C ABI version {version}; this binding reads version {}",
+                "the context has C ABI version {version}; this binding reads versions {} to {}",
+                sys::HURRAY_C_ABI_MIN_VERSION,
                 sys::HURRAY_C_ABI_VERSION
             ),
         ));
@@ -83,7 +86,7 @@ impl TensorContext {
             )
         })?;
         NonNull::new(raw)
-            .map(|raw| TensorContext { raw })
+            .map(|raw| TensorContext { raw, version: sys::HURRAY_C_ABI_VERSION })
             .ok_or_else(|| Error::new(sys::HURRAY_ERROR_NULL_ARGUMENT, "the library returned no context"))
     }
 
@@ -97,9 +100,9 @@ impl TensorContext {
     /// this call returns Ok.
     pub unsafe fn from_raw(raw: *mut sys::HurrayTensorContext) -> Result<TensorContext> {
         // SAFETY: the caller's promise.
-        unsafe { checked_version(raw) }?;
+        let version = unsafe { checked_version(raw) }?;
         NonNull::new(raw)
-            .map(|raw| TensorContext { raw })
+            .map(|raw| TensorContext { raw, version })
             .ok_or_else(|| Error::new(sys::HURRAY_ERROR_NULL_ARGUMENT, "the tensor context is NULL"))
     }
 
@@ -108,10 +111,11 @@ impl TensorContext {
     /// the check already excluded, gives the list back undestroyed).
     pub(crate) fn adopt_checked(
         raw: *mut sys::HurrayTensorContext,
+        version: u32,
         list: crate::BufferList,
     ) -> Result<(TensorContext, crate::BufferList)> {
         match NonNull::new(raw) {
-            Some(raw) => Ok((TensorContext { raw }, list)),
+            Some(raw) => Ok((TensorContext { raw, version }, list)),
             None => {
                 let _ = list.into_raw();
                 Err(Error::new(sys::HURRAY_ERROR_NULL_ARGUMENT, "the tensor context is NULL"))
@@ -130,9 +134,9 @@ impl TensorContext {
         self.raw.as_ptr()
     }
 
-    /// The ABI version that made the context (always this crate's: checked on entry).
+    /// The ABI version that made the context (4 or 5: checked on entry).
     pub fn abi_version(&self) -> u32 {
-        sys::HURRAY_C_ABI_VERSION
+        self.version
     }
 
     /// The descriptor bytes the context carries, borrowed.

@@ -12,7 +12,9 @@
 
 use std::os::raw::{c_char, c_int, c_void};
 
-pub const HURRAY_C_ABI_VERSION: u32 = 4;
+pub const HURRAY_C_ABI_VERSION: u32 = 5;
+pub const HURRAY_C_ABI_MIN_VERSION: u32 = 4;
+pub const HURRAY_BUFFER_READONLY: u32 = 1;
 pub const HURRAY_TENSOR_CONTEXT_MAGIC: u32 = 0x48525443;
 pub const HURRAY_MAX_RANK: u32 = 64;
 pub const HURRAY_MAX_PARTS: u32 = 4;
@@ -169,6 +171,8 @@ extern "C" {
     pub fn hurray_buffer_new(len: u64, alignment: u64, out: *mut *mut HurrayBuffer) -> HurrayStatus;
     pub fn hurray_buffer_data(buf: *const HurrayBuffer, out_data: *mut *mut c_void, out_len: *mut u64) -> HurrayStatus;
     pub fn hurray_buffer_destroy(buf: *mut *mut HurrayBuffer);
+    pub fn hurray_buffer_mark_readonly(buf: *mut HurrayBuffer) -> HurrayStatus;
+    pub fn hurray_buffer_flags(buf: *const HurrayBuffer, out: *mut u32) -> HurrayStatus;
 
     // ---- HurrayBufferList
     pub fn hurray_buffer_list_new(out: *mut *mut HurrayBufferList) -> HurrayStatus;
@@ -276,6 +280,12 @@ extern "C" {
         out_len: *mut u64,
     ) -> HurrayStatus;
     pub fn hurray_tensor_context_destroy(ctx: *mut *mut HurrayTensorContext);
+    pub fn hurray_tensor_context_buffer_flags(
+        ctx: *const HurrayTensorContext,
+        list: *const HurrayBufferList,
+        index: u64,
+        out: *mut u32,
+    ) -> HurrayStatus;
 
     // ---- hurray_io.h
     pub fn hurray_io_version() -> u32;

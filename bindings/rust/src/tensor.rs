@@ -35,7 +35,7 @@ impl Tensor {
         context: *mut sys::HurrayTensorContext,
     ) -> Result<Tensor> {
         // SAFETY: the caller's promise; reads the frozen header only.
-        unsafe { checked_version(context) }?;
+        let version = unsafe { checked_version(context) }?;
         if list.is_null() {
             return Err(Error::new(sys::HURRAY_ERROR_NULL_ARGUMENT, "the buffer list is NULL"));
         }
@@ -54,7 +54,7 @@ impl Tensor {
         // Every check passed: now, and only now, take both.
         // SAFETY: both non-NULL and live; the caller hands them over on Ok.
         let list = unsafe { BufferList::from_raw(list) }?;
-        let context = TensorContext::adopt_checked(context, list)?;
+        let context = TensorContext::adopt_checked(context, version, list)?;
         Ok(Tensor { descriptor, list: context.1, context: context.0 })
     }
 
@@ -104,6 +104,35 @@ impl Tensor {
     /// it lies inside this slice.
     pub fn buffer(&self, index: u64) -> Result<&[u8]> {
         self.list.get(index)
+    }
+
+    /// Whether buffer `index` may only be read (ADR-059): asked of the
+    /// context, which answers "writable" for a version-4 pair (ABI 4's
+    /// promise) without reading its buffers.
+    pub fn is_readonly(&self, index: u64) -> Result<bool> {
+        let mut flags = 0u32;
+        // SAFETY: a live pair of a checked version; `flags` is an out-parameter.
+        crate::error::check(unsafe {
+            sys::hurray_tensor_context_buffer_flags(self.context.as_ptr(), self.list.as_ptr(), index, &mut flags)
+        })?;
+        Ok(flags & sys::HURRAY_BUFFER_READONLY != 0)
+    }
+
+    /// The bytes of buffer `index`, to write: only a buffer its producer did
+    /// not mark read-only. `&mut self`, so no other borrow of the tensor's
+    /// buffers can overlap (ADR-042's proposal, ADR-059).
+    pub fn buffer_mut(&mut self, index: u64) -> Result<&mut [u8]> {
+        if self.is_readonly(index)? {
+            return Err(Error::new(
+                sys::HURRAY_ERROR_INVALID_ARGUMENT,
+                format!("buffer {index} is read-only: its producer marked it so"),
+            ));
+        }
+        let bytes = self.list.get(index)?;
+        let (ptr, len) = (bytes.as_ptr() as *mut u8, bytes.len());
+        // SAFETY: the producer lent these bytes writable (not marked read-only)
+        // for as long as the list lives; `&mut self` makes this the only borrow.
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
     }
 
     /// Every buffer, in index order.

@@ -32,7 +32,7 @@ fn counted_tensor(buffer: &[u8]) -> (Tensor, Arc<AtomicUsize>) {
 #[test]
 fn the_linked_library_speaks_this_abi() {
     assert_eq!(hurray::linked_abi_version(), hurray::C_ABI_VERSION);
-    assert_eq!(hurray::C_ABI_VERSION, 4);
+    assert_eq!(hurray::C_ABI_VERSION, 5);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn dtype_names_are_the_librarys() {
 fn a_tensor_lends_its_checked_buffers() {
     let values: Vec<u8> = (0..6).flat_map(|i| (i as f32).to_le_bytes()).collect();
     let tensor = Tensor::new(&float32_2x3(), &[&values]).expect("tensor");
-    assert_eq!(tensor.abi_version(), 4);
+    assert_eq!(tensor.abi_version(), 5);
     assert_eq!(tensor.buffer_count(), Ok(1));
     assert_eq!(tensor.buffer(0).expect("buffer 0"), &values[..]);
     assert_eq!(tensor.buffer(0).expect("buffer 0").as_ptr() as usize % 64, 0, "64-byte aligned copies");
@@ -188,12 +188,12 @@ fn forged_contexts_are_refused_and_nothing_is_taken() {
     let (tensor, drops) = counted_tensor(&[0u8; 24]);
     let (list, context) = tensor.into_raw();
     let magic = sys::HURRAY_TENSOR_CONTEXT_MAGIC;
-    for version in [3, 5] {
+    for version in [3, 6] {
         let err = refused(list, magic, version);
         assert_eq!(err.status(), sys::HURRAY_ERROR_ABI_VERSION);
         assert_eq!(
             err.message(),
-            format!("the context has C ABI version {version}; this binding reads version 4")
+            format!("the context has C ABI version {version}; this binding reads versions 4 to 5")
         );
     }
     assert_eq!(refused(list, 0, 4).status(), sys::HURRAY_ERROR_NOT_A_CONTEXT);
@@ -213,7 +213,7 @@ fn forged_contexts_are_refused_and_nothing_is_taken() {
 fn a_context_lends_its_descriptor_bytes() {
     let bytes = float32_2x3().encode().expect("encode");
     let context = TensorContext::new(&bytes).expect("context");
-    assert_eq!(context.abi_version(), 4);
+    assert_eq!(context.abi_version(), 5);
     assert_eq!(context.descriptor_bytes().expect("bytes"), &bytes[..]);
     assert!(TensorContext::new(&[]).is_err(), "empty descriptor bytes");
 }
@@ -264,4 +264,29 @@ fn ggml_blocks_come_from_the_librarys_table() {
     assert_eq!(GgmlType::Q8_0.block(), Ok((32, 34)));
     assert_eq!(GgmlType::Q4_K.block(), Ok((256, 144)));
     assert_eq!(GgmlType(9999).block().expect_err("no such format").status(), sys::HURRAY_ERROR_UNSUPPORTED);
+}
+
+#[test]
+fn shared_memory_crosses_marked_read_only_and_writable_memory_is_lent_mutably() {
+    // ADR-059: an Arc<[u8]> goes in without a copy, marked; a Vec stays writable.
+    let values: Vec<u8> = (0..6).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let shared: Arc<[u8]> = Arc::from(values.clone());
+    let mut list = BufferList::new().expect("list");
+    list.push_shared(shared.clone()).expect("push_shared");
+    let context = TensorContext::new(&float32_2x3().encode().expect("encode")).expect("context");
+    let mut tensor = Tensor::from_parts(list, context).expect("tensor");
+    assert_eq!(tensor.buffer(0).expect("buffer 0").as_ptr(), shared.as_ptr(), "no copy");
+    assert_eq!(tensor.is_readonly(0), Ok(true));
+    let err = tensor.buffer_mut(0).expect_err("a read-only buffer is not lent mutably");
+    assert_eq!(err.status(), sys::HURRAY_ERROR_INVALID_ARGUMENT);
+    assert!(err.message().contains("read-only"), "{}", err.message());
+    assert_eq!(tensor.is_readonly(1).expect_err("no buffer 1").status(), sys::HURRAY_ERROR_OUT_OF_RANGE);
+    assert_eq!(Arc::strong_count(&shared), 2, "the buffer holds the Arc");
+    drop(tensor);
+    assert_eq!(Arc::strong_count(&shared), 1, "and drops it once");
+
+    let mut writable = Tensor::from_vecs(&float32_2x3(), vec![values.clone()]).expect("from_vecs");
+    assert_eq!(writable.is_readonly(0), Ok(false));
+    writable.buffer_mut(0).expect("writable")[0] = 0xff;
+    assert_eq!(writable.buffer(0).expect("buffer 0")[0], 0xff);
 }

@@ -51,6 +51,8 @@ static PyObject *from_hurray_py;      /* the Python from_hurray */
 static PyObject *refuse_py;           /* protocol._refuse: raises what __hurray__ did wrong */
 static PyObject *to_capsule_py;       /* protocol.to_capsule: Tensor.__hurray__ in Python */
 static PyObject *hurray_name;         /* "__hurray__", interned (module init) */
+static PyObject *max_version_kw;      /* ("max_version",): __hurray__'s keyword (module init) */
+static PyObject *this_abi;            /* HURRAY_C_ABI_VERSION as an int (module init) */
 static PyObject *descriptors;         /* the descriptor cache: {bytes: Descriptor} (module init) */
 static PyObject *dlpack_py;           /* the Python Tensor.__dlpack__ */
 static PyObject *dlpack_export;       /* hurray._dlpack.export */
@@ -434,7 +436,8 @@ static PyObject *consume_to_tensor(PyObject *capsule)
     uint64_t len = 0;
     PyObject *spans = NULL;
     uint32_t version = 0;
-    PyObject *holder = protocol_api->take(capsule, &desc, &raw, &len, &spans, &version);
+    int readonly = 0;
+    PyObject *holder = protocol_api->take(capsule, &desc, &raw, &len, &spans, &version, &readonly);
     if (holder == NULL) {
         return NULL;
     }
@@ -451,7 +454,8 @@ static PyObject *consume_to_tensor(PyObject *capsule)
     } else if ((descriptor = keep_descriptor(desc, raw, len)) == NULL) {
         goto done;
     }
-    tensor = new_tensor(descriptor, spans, holder, 0);
+    /* Read-only when the context (ABI 5) marks any buffer so (ADR-059). */
+    tensor = new_tensor(descriptor, spans, holder, readonly);
     Py_DECREF(descriptor);
 done:
     Py_DECREF(spans);
@@ -459,10 +463,12 @@ done:
     return tensor;
 }
 
-/* obj.__hurray__(), for any producer that is neither a plain Tensor nor a
- * capsule. Every failure goes to protocol._refuse, which raises the
- * documented error (the call is made once: a producer's __hurray__ may have
- * effects). A capsule, new reference, or NULL. */
+/* obj.__hurray__(max_version=HURRAY_C_ABI_VERSION), for any producer that
+ * is neither a plain Tensor nor a capsule; a producer that does not take the
+ * keyword (TypeError) is asked again without it, and so gives the context
+ * of an ABI-4 consumer (ADR-059, as numpy does for __dlpack__'s
+ * max_version). Every other failure goes to protocol._refuse, which raises
+ * the documented error. A capsule, new reference, or NULL. */
 static PyObject *capsule_of(PyObject *obj)
 {
     PyObject *method = PyObject_GetAttr(obj, hurray_name);
@@ -473,7 +479,11 @@ static PyObject *capsule_of(PyObject *obj)
         PyErr_Clear();
         return PyObject_CallFunction(refuse_py, "OiO", obj, 0, Py_None);
     }
-    PyObject *capsule = PyObject_CallNoArgs(method);
+    PyObject *capsule = PyObject_Vectorcall(method, &this_abi, 0, max_version_kw);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        capsule = PyObject_CallNoArgs(method);
+    }
     Py_DECREF(method);
     if (capsule == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_Exception)) {
@@ -499,33 +509,71 @@ static PyObject *capsule_of(PyObject *obj)
     return capsule;
 }
 
-PyDoc_STRVAR(hurray_doc, "__hurray__() -> PyCapsule\n"
+PyDoc_STRVAR(hurray_doc, "__hurray__(*, max_version=None) -> PyCapsule\n"
                          "\n"
-                         "A \"hurray_tensor\" capsule sharing this tensor's memory (see\n"
+                         "A \"hurray_tensor\" capsule sharing this tensor's memory, with a\n"
+                         "context of the newest C ABI version up to max_version (see\n"
                          "hurray.bridges.protocol.to_capsule); the plain case in C.");
 
-/* Tensor.__hurray__: protocol.to_capsule without its Python frames, for an
- * exact, writable Tensor whose descriptor has its bytes (or can encode
- * them). A subclass, a read-only tensor (refused) and anything odd go to
- * to_capsule. */
-static PyObject *core_hurray(PyObject *self, PyObject *unused)
+static int read_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *const *names, PyObject **interned, int npos, int n,
+                     PyObject **out);
+static PyObject *call_python_half(PyObject *python, PyObject *self, PyObject *const *args,
+                                  size_t nargsf, PyObject *kwnames);
+
+/* The context version for max_version: None is an ABI-4 consumer, an int
+ * at least 4 is capped at this build's version. 0 for anything else, which
+ * to_capsule refuses with its own words. */
+static uint32_t context_version_for(PyObject *max_version)
 {
-    (void)unused;
-    if (Py_TYPE(self) == tensor_type && SLOT(self, slot.readonly) == Py_False) {
+    if (max_version == Py_None) {
+        return HURRAY_C_ABI_MIN_VERSION;
+    }
+    if (!PyLong_CheckExact(max_version)) {
+        return 0;
+    }
+    int overflow = 0;
+    long long wanted = PyLong_AsLongLongAndOverflow(max_version, &overflow);
+    if (overflow > 0 || (overflow == 0 && wanted >= HURRAY_C_ABI_VERSION)) {
+        return HURRAY_C_ABI_VERSION;
+    }
+    if (overflow < 0 || wanted < HURRAY_C_ABI_MIN_VERSION) {
+        return 0;
+    }
+    return (uint32_t)wanted;
+}
+
+/* Tensor.__hurray__: protocol.to_capsule without its Python frames, for an
+ * exact Tensor whose descriptor has its bytes (or can encode them), whose
+ * memory the context's version can describe (read-only memory needs ABI 5,
+ * ADR-059). A subclass, a read-only tensor for an ABI-4 consumer (refused),
+ * odd arguments and anything odd go to to_capsule. */
+static PyObject *core_hurray(PyObject *self, PyObject *const *args, size_t nargsf,
+                             PyObject *kwnames)
+{
+    static const char *const names[] = {"max_version"};
+    PyObject *given[1];
+    if (Py_TYPE(self) == tensor_type && read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names,
+                                                  &dlpack_names[1], 0, 1, given) == 0) {
+        uint32_t version = context_version_for(given[0]);
+        PyObject *readonly_obj = SLOT(self, slot.readonly);
+        int readonly = readonly_obj != Py_False;
         PyObject *descriptor = SLOT(self, slot.descriptor);
         PyObject *spans = SLOT(self, slot.buffers);
-        if (descriptor != NULL && Py_TYPE(descriptor) == descriptor_type && spans != NULL &&
-            PyTuple_CheckExact(spans)) {
+        if (version != 0 && (readonly_obj == Py_False || readonly_obj == Py_True) &&
+            (!readonly || version >= 5u) && descriptor != NULL &&
+            Py_TYPE(descriptor) == descriptor_type && spans != NULL && PyTuple_CheckExact(spans)) {
             PyObject *bytes = encoding_of(descriptor); /* borrowed */
             if (bytes != NULL) {
-                return protocol_api->export(bytes, spans, self);
+                return protocol_api->export(bytes, spans, self, version, readonly);
             }
         }
     }
-    return PyObject_CallOneArg(to_capsule_py, self);
+    return call_python_half(to_capsule_py, self, args, nargsf, kwnames);
 }
 
-static PyMethodDef hurray_method = {"__hurray__", core_hurray, METH_NOARGS, hurray_doc};
+static PyMethodDef hurray_method = {"__hurray__", (PyCFunction)(void (*)(void))core_hurray,
+                                    METH_FASTCALL | METH_KEYWORDS, hurray_doc};
 
 PyDoc_STRVAR(from_hurray_doc,
              "from_hurray(obj, /) -> Tensor\n"
@@ -541,10 +589,11 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
     if (Py_TYPE(obj) == tensor_type) {
         PyObject *descriptor = SLOT(obj, slot.descriptor);
         PyObject *spans = SLOT(obj, slot.buffers);
-        if (SLOT(obj, slot.readonly) != Py_False || spans == NULL || !PyTuple_CheckExact(spans) ||
-            descriptor == NULL || Py_TYPE(descriptor) != descriptor_type ||
-            c_descriptor(descriptor) == NULL) {
-            return PyObject_CallOneArg(from_hurray_py, obj); /* refusals, closed, odd */
+        PyObject *readonly = SLOT(obj, slot.readonly);
+        if ((readonly != Py_False && readonly != Py_True) || spans == NULL ||
+            !PyTuple_CheckExact(spans) || descriptor == NULL ||
+            Py_TYPE(descriptor) != descriptor_type || c_descriptor(descriptor) == NULL) {
+            return PyObject_CallOneArg(from_hurray_py, obj); /* closed, odd */
         }
         /* No capsule (ADR-048): the tensor's descriptor and spans were
          * proved against each other when it was made, so the consumer
@@ -554,7 +603,8 @@ static PyObject *core_from_hurray(PyObject *module, PyObject *obj)
         if (holder == NULL) {
             return NULL;
         }
-        PyObject *tensor = new_tensor(descriptor, spans, holder, 0);
+        /* A read-only producer gives a read-only consumer (ADR-059). */
+        PyObject *tensor = new_tensor(descriptor, spans, holder, readonly == Py_True);
         Py_DECREF(holder);
         return tensor;
     }
@@ -1250,7 +1300,9 @@ PyMODINIT_FUNC PyInit__core(void)
     static const char *const dlpack_keys[] = {"stream", "max_version", "dl_device", "copy"};
     if (intern_names(array_keys, 2, array_names) < 0 ||
         intern_names(dlpack_keys, 4, dlpack_names) < 0 ||
-        (hurray_name == NULL && (hurray_name = PyUnicode_InternFromString("__hurray__")) == NULL)) {
+        (hurray_name == NULL && (hurray_name = PyUnicode_InternFromString("__hurray__")) == NULL) ||
+        (max_version_kw == NULL && (max_version_kw = PyTuple_Pack(1, dlpack_names[1])) == NULL) ||
+        (this_abi == NULL && (this_abi = PyLong_FromLong(HURRAY_C_ABI_VERSION)) == NULL)) {
         return NULL;
     }
     import_array();

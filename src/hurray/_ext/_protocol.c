@@ -161,9 +161,10 @@ bad_number:
     return -1;
 }
 
-/* Builds the buffer list over spans, one owner reference per buffer. On
+/* Builds the buffer list over spans, one owner reference per buffer, each
+ * buffer marked read-only when readonly is set (ABI 5, ADR-059). On
  * failure everything made so far is destroyed (dropping its references). */
-static HurrayBufferList *make_list(PyObject *spans, PyObject *owner)
+static HurrayBufferList *make_list(PyObject *spans, PyObject *owner, int readonly)
 {
     if (!PyTuple_Check(spans)) {
         raise_error("InvalidArgumentError", HURRAY_ERROR_INVALID_ARGUMENT,
@@ -192,6 +193,9 @@ static HurrayBufferList *make_list(PyObject *spans, PyObject *owner)
             raise_status(status, "wrapping a span");
             goto fail;
         }
+        if (readonly) {
+            (void)hurray_buffer_mark_readonly(buf); /* cannot fail on a live buffer */
+        }
         status = hurray_buffer_list_push(list, &buf);
         if (status != HURRAY_OK) {
             hurray_buffer_destroy(&buf); /* drops its reference */
@@ -206,12 +210,14 @@ fail:
     return NULL;
 }
 
-/* The context over descriptor (bytes), holding its own owner reference. */
-static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
+/* The context over descriptor (bytes), of abi_version, holding its own
+ * owner reference. */
+static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner,
+                                         uint32_t abi_version)
 {
     HurrayTensorContext *ctx = NULL;
     Py_INCREF(owner);
-    HurrayStatus status = hurray_tensor_context_new(HURRAY_C_ABI_VERSION,
+    HurrayStatus status = hurray_tensor_context_new(abi_version,
                                                     (const uint8_t *)PyBytes_AS_STRING(descriptor),
                                                     (uint64_t)PyBytes_GET_SIZE(descriptor), owner,
                                                     hurray__py_owner_release, &ctx);
@@ -224,14 +230,24 @@ static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner)
 }
 
 /* HurrayProtocolApi.export (_protocol_api.h), and export()'s work, once
- * its arguments are known to be bytes and anything. */
-static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject *owner)
+ * its arguments are known to be bytes and anything. A version-4 context
+ * cannot say that memory is read-only, so read-only memory never goes out
+ * with one (ADR-059): the callers refuse first, with their own words, and
+ * this is the last line. */
+static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject *owner,
+                                uint32_t abi_version, int readonly)
 {
-    HurrayBufferList *list = make_list(spans, owner);
+    if (readonly && abi_version < 5u) {
+        return raise_error("UnsupportedError", HURRAY_ERROR_UNSUPPORTED,
+                           "cannot export read-only memory with a C ABI %u context: ABI %u "
+                           "cannot mark a buffer read-only (ABI 5 can)",
+                           (unsigned)abi_version, (unsigned)abi_version);
+    }
+    HurrayBufferList *list = make_list(spans, owner, readonly);
     if (list == NULL) {
         return NULL;
     }
-    HurrayTensorContext *ctx = make_context(descriptor, owner);
+    HurrayTensorContext *ctx = make_context(descriptor, owner, abi_version);
     if (ctx == NULL) {
         hurray_buffer_list_destroy(&list);
         return NULL;
@@ -253,19 +269,22 @@ static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject 
 }
 
 PyDoc_STRVAR(export_doc,
-             "export(descriptor_bytes, spans, owner, /) -> PyCapsule\n"
+             "export(descriptor_bytes, spans, owner, abi_version=C_ABI_VERSION, "
+             "readonly=False, /) -> PyCapsule\n"
              "\n"
              "A \"hurray_tensor\" capsule over spans, a tuple of (address, nbytes):\n"
-             "its pointer a HurrayBufferList, its context a HurrayTensorContext holding\n"
-             "the descriptor bytes. Every handle holds a strong reference to owner,\n"
-             "which must keep the memory of every span alive. The descriptor is not\n"
-             "checked against the spans here; every consumer checks it.");
+             "its pointer a HurrayBufferList, its context a HurrayTensorContext of\n"
+             "abi_version (4 or 5) holding the descriptor bytes. With readonly, every\n"
+             "buffer is marked HURRAY_BUFFER_READONLY (ABI 5 only: a version-4\n"
+             "context is refused for read-only memory). Every handle holds a strong\n"
+             "reference to owner, which must keep the memory of every span alive. The\n"
+             "descriptor is not checked against the spans here; every consumer checks it.");
 
 static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 3) {
-        PyErr_Format(PyExc_TypeError, "export() takes 3 arguments (%zd given)", nargs);
+    if (nargs < 3 || nargs > 5) {
+        PyErr_Format(PyExc_TypeError, "export() takes 3 to 5 arguments (%zd given)", nargs);
         return NULL;
     }
     PyObject *descriptor = args[0];
@@ -276,7 +295,24 @@ static PyObject *protocol_export(PyObject *module, PyObject *const *args, Py_ssi
                            "descriptor_bytes must be bytes, not %.100s",
                            Py_TYPE(descriptor)->tp_name);
     }
-    return export_capsule(descriptor, spans, owner);
+    unsigned long abi_version = HURRAY_C_ABI_VERSION;
+    if (nargs > 3) {
+        abi_version = PyLong_Check(args[3]) ? PyLong_AsUnsignedLong(args[3]) : 0;
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            abi_version = 0;
+        }
+        if (abi_version < HURRAY_C_ABI_MIN_VERSION || abi_version > HURRAY_C_ABI_VERSION) {
+            return raise_error("AbiVersionError", HURRAY_ERROR_ABI_VERSION,
+                               "abi_version must be %d to %d, not %R", HURRAY_C_ABI_MIN_VERSION,
+                               HURRAY_C_ABI_VERSION, args[3]);
+        }
+    }
+    int readonly = nargs > 4 ? PyObject_IsTrue(args[4]) : 0;
+    if (readonly < 0) {
+        return NULL;
+    }
+    return export_capsule(descriptor, spans, owner, (uint32_t)abi_version, readonly);
 }
 
 /* ---- consume ----------------------------------------------------------- */
@@ -289,6 +325,7 @@ typedef struct CheckedCapsule {
     const uint8_t *descriptor; /* borrowed from ctx */
     uint64_t descriptor_len;
     uint64_t buffer_count;
+    int readonly;           /* some buffer is marked read-only (ABI 5) */
     HurrayDescriptor *desc; /* the decoded, checked descriptor: the caller's */
 } CheckedCapsule;
 
@@ -340,11 +377,12 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
         raise_status(status, "reading the capsule context's ABI version");
         return -1;
     }
-    if (version != HURRAY_C_ABI_VERSION) {
+    if (version < HURRAY_C_ABI_MIN_VERSION || version > HURRAY_C_ABI_VERSION) {
         raise_error("AbiVersionError", HURRAY_ERROR_ABI_VERSION,
                     "capsule context has C ABI version %u; this build of hurray reads C ABI "
-                    "version %u only",
-                    (unsigned)version, (unsigned)HURRAY_C_ABI_VERSION);
+                    "versions %u to %u",
+                    (unsigned)version, (unsigned)HURRAY_C_ABI_MIN_VERSION,
+                    (unsigned)HURRAY_C_ABI_VERSION);
         return -1;
     }
     HurrayBufferList *list = PyCapsule_GetPointer(capsule, CAPSULE_NAME);
@@ -372,6 +410,20 @@ static int check_capsule(PyObject *capsule, CheckedCapsule *out)
     }
     uint64_t count = 0;
     (void)hurray_buffer_list_len(list, &count); /* cannot fail on a checked list */
+    /* Whether it may write (ADR-059): through the context, which answers
+     * "writable" for a version-4 pair without reading its buffers. */
+    int readonly = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t flags = 0;
+        status = hurray_tensor_context_buffer_flags(ctx, list, i, &flags);
+        if (status != HURRAY_OK) {
+            hurray_descriptor_destroy(&desc);
+            raise_status(status, "reading the flags of the capsule's buffers");
+            return -1;
+        }
+        readonly |= (flags & HURRAY_BUFFER_READONLY) != 0;
+    }
+    out->readonly = readonly;
     out->list = list;
     out->ctx = ctx;
     out->version = version;
@@ -441,7 +493,8 @@ static PyObject *read_spans(const HurrayBufferList *list, uint64_t count)
 }
 
 PyDoc_STRVAR(consume_doc,
-             "consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder, descriptor)\n"
+             "consume(capsule, /) -> (abi_version, descriptor_bytes, spans, holder, descriptor, "
+             "readonly)\n"
              "\n"
              "Checks a \"hurray_tensor\" capsule -- its name, the context's ABI version\n"
              "(first), the descriptor, the descriptor against the buffers -- and only\n"
@@ -453,12 +506,14 @@ PyDoc_STRVAR(consume_doc,
              "the handles taken from it are freed. descriptor is (address, box): the\n"
              "HurrayDescriptor it decoded and checked, owned by box (a capsule that\n"
              "destroys it when it dies), for the caller to keep instead of decoding the\n"
-             "bytes again.");
+             "bytes again. readonly is True when the context (ABI 5) marks any buffer\n"
+             "read-only; a version-4 context never does.");
 
 /* HurrayProtocolApi.take (_protocol_api.h), and consume()'s work: checks
  * capsule in full, then takes it into a new Holder. */
 static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, const uint8_t **out_bytes,
-                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version)
+                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version,
+                      int *out_readonly)
 {
     /* Allocated before the checks: between the checks and the rename there
      * must be no allocation that could run a collection, a finalizer, and
@@ -504,6 +559,7 @@ static PyObject *take(PyObject *capsule, HurrayDescriptor **out_desc, const uint
     *out_len = checked.descriptor_len;
     *out_spans = spans;
     *out_version = checked.version;
+    *out_readonly = checked.readonly;
     return (PyObject *)holder;
 }
 
@@ -515,7 +571,8 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     uint64_t len = 0;
     PyObject *spans = NULL;
     uint32_t version = 0;
-    PyObject *holder = take(capsule, &desc, &raw, &len, &spans, &version);
+    int readonly = 0;
+    PyObject *holder = take(capsule, &desc, &raw, &len, &spans, &version, &readonly);
     if (holder == NULL) {
         return NULL;
     }
@@ -528,7 +585,7 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     }
     PyObject *decoded = hand_over_descriptor(desc); /* destroys it on failure */
     PyObject *abi = decoded == NULL ? NULL : PyLong_FromUnsignedLong(version);
-    PyObject *result = abi == NULL ? NULL : PyTuple_New(5);
+    PyObject *result = abi == NULL ? NULL : PyTuple_New(6);
     if (result == NULL) {
         Py_XDECREF(abi);
         Py_XDECREF(decoded);
@@ -542,6 +599,7 @@ static PyObject *protocol_consume(PyObject *module, PyObject *capsule)
     PyTuple_SET_ITEM(result, 2, spans);
     PyTuple_SET_ITEM(result, 3, holder);
     PyTuple_SET_ITEM(result, 4, decoded);
+    PyTuple_SET_ITEM(result, 5, Py_NewRef(readonly ? Py_True : Py_False));
     return result;
 }
 
@@ -596,6 +654,7 @@ PyMODINIT_FUNC PyInit__protocol(void)
         HURRAY__PY_STRING("CAPSULE_NAME", CAPSULE_NAME),
         HURRAY__PY_STRING("USED_CAPSULE_NAME", USED_CAPSULE_NAME),
         HURRAY__PY_INT("C_ABI_VERSION", HURRAY_C_ABI_VERSION),
+        HURRAY__PY_INT("C_ABI_MIN_VERSION", HURRAY_C_ABI_MIN_VERSION),
         HURRAY__PY_END,
     };
     return hurray__py_module_new(&protocol_module, items);

@@ -36,17 +36,22 @@ typedef struct HurrayProtocolApi {
      * keep), its bytes (*out_bytes and *out_len, borrowed from the context,
      * which the Holder owns: valid while the Holder lives), the (address,
      * nbytes) spans of the buffers (*out_spans, new reference, valid while
-     * the Holder lives) and the context's ABI version. On a refusal returns NULL
-     * with a HurrayError set and leaves the capsule as it was; on NULL
-     * nothing is handed out. */
+     * the Holder lives), the context's ABI version (4 or 5), and whether a
+     * buffer is marked read-only (*out_readonly; ADR-059). On a refusal
+     * returns NULL with a HurrayError set and leaves the capsule as it was;
+     * on NULL nothing is handed out. */
     PyObject *(*take)(PyObject *capsule, HurrayDescriptor **out_desc, const uint8_t **out_bytes,
-                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version);
+                      uint64_t *out_len, PyObject **out_spans, uint32_t *out_version,
+                      int *out_readonly);
 
     /* What hurray._protocol.export does: a "hurray_tensor" capsule over
      * spans (a tuple of (address, nbytes)) with descriptor (bytes, exactly)
-     * in its context, every handle holding a reference to owner (D-NB2).
-     * A new reference, or NULL with an error set and no reference taken. */
-    PyObject *(*export)(PyObject *descriptor, PyObject *spans, PyObject *owner);
+     * in a context of abi_version (4 or 5), every handle holding a
+     * reference to owner (D-NB2), every buffer marked read-only when
+     * readonly is set (which a version-4 context refuses; ADR-059). A new
+     * reference, or NULL with an error set and no reference taken. */
+    PyObject *(*export)(PyObject *descriptor, PyObject *spans, PyObject *owner,
+                        uint32_t abi_version, int readonly);
 } HurrayProtocolApi;
 
 #endif /* HURRAY_PROTOCOL_API_H */

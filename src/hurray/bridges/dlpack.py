@@ -32,6 +32,7 @@ from ..core._facts import row_major_strides
 from ..core.descriptor import Descriptor, check_spans, reach
 from ..core.tensor import Tensor
 from ..errors import DLPackError, HurrayError
+from ._names import is_quantized_torch, qualified_name, refusal
 
 __all__ = ["DLPackError", "dlpack_device", "from_dlpack", "to_dlpack", "to_dlpack_capsule"]
 
@@ -260,7 +261,7 @@ def _capsule_of(x: Any) -> Any:
         return x
     dlpack = getattr(x, "__dlpack__", None)
     if dlpack is None:
-        raise DLPackError(f"{type(x).__name__} has no __dlpack__ method and is not a DLPack capsule")
+        raise DLPackError(refusal(x, "has no __dlpack__ method and is not a DLPack capsule"))
     device_of = getattr(x, "__dlpack_device__", None)
     if device_of is not None:
         device = _device_of(x, device_of)
@@ -277,7 +278,11 @@ def _capsule_of(x: Any) -> Any:
     except HurrayError:
         raise
     except Exception as exc:
-        raise DLPackError(f"{type(x).__name__}.__dlpack__ refused: {exc}") from exc
+        hint = ""
+        if is_quantized_torch(x):
+            hint = (f". DLPack has no quantized types: a {getattr(x, 'dtype', 'quantized')} tensor comes in "
+                    "with hurray.from_torch(obj), with its scales and zero points")
+        raise DLPackError(f"{qualified_name(x)}.__dlpack__ refused: {exc}{hint}") from exc
 
 
 def _device_of(x: Any, device_of: Callable[[], Any]) -> tuple[int, int]:

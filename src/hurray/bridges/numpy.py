@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ._names import qualified_name, suggestion
 from .._core import from_numpy as _core_from_numpy
 from .._ffi import lib
 from ..core import dtypes as _dtypes
@@ -48,8 +49,10 @@ def _from_numpy(array: Any) -> Tensor:
     owner = array
     if type(array) is not np.ndarray:
         if not isinstance(array, np.ndarray):
+            hint = suggestion(array) if "numpy" not in qualified_name(array) else ""
             raise InvalidArgumentError(
-                f"from_numpy takes a numpy.ndarray, not {type(array).__name__}; convert with np.asarray first"
+                f"from_numpy takes a numpy.ndarray, not {qualified_name(array)}. "
+                + (hint or "Convert it with np.asarray first.")
             )
         if isinstance(array, np.ma.MaskedArray):
             raise UnsupportedError(

@@ -36,7 +36,11 @@ __all__ = ["ENCODING_VERSION", "copy_tensor", "deepcopy_tensor", "unpickle_tenso
 ENCODING_VERSION = int.from_bytes(Descriptor.build("uint8", ()).encode()[4:6], "little")
 
 # (C ABI version, descriptor encoding version): the first item of every state.
-_VERSIONS = (lib.HURRAY_C_ABI_VERSION, ENCODING_VERSION)
+# The C ABI version is the last one that changed what a state holds: 4. C ABI
+# 5 added read-only marks to the protocol's buffers (ADR-059), which a state
+# already carries as its own readonly item, so pickles keep saying 4 and
+# builds of either ABI read each other's.
+_VERSIONS = (lib.HURRAY_C_ABI_MIN_VERSION, ENCODING_VERSION)
 
 
 def _is_int_pair(value: object) -> bool:
@@ -48,9 +52,9 @@ def _refuse_versions(versions: Any) -> NoReturn:
     if not _is_int_pair(versions):
         raise CorruptError(f"pickled tensor: versions must be a pair of ints, not {versions!r}")
     abi, encoding = versions
-    if abi != lib.HURRAY_C_ABI_VERSION:
+    if abi != _VERSIONS[0]:
         raise AbiVersionError(
-            f"pickled tensor: written by C ABI version {abi}; this build serves {lib.HURRAY_C_ABI_VERSION}"
+            f"pickled tensor: written by C ABI version {abi}; this build reads pickles of C ABI version {_VERSIONS[0]}"
         )
     raise UnsupportedError(
         f"pickled tensor: descriptor encoding version {encoding} is unsupported (this build reads {ENCODING_VERSION})"

@@ -23,13 +23,14 @@ from typing import Any, NoReturn
 from .._core import from_hurray as _core_from_hurray
 from .._core import keep as _keep
 from .._core import kept as _kept
-from .._protocol import CAPSULE_NAME, USED_CAPSULE_NAME
+from .._protocol import C_ABI_MIN_VERSION, C_ABI_VERSION, CAPSULE_NAME, USED_CAPSULE_NAME
 from .._protocol import CapsuleType as _CapsuleType
 from .._protocol import consume as _consume
 from .._protocol import export as _export
 from ..core.descriptor import Descriptor
+from ._names import qualified_name, refusal
 from ..core.tensor import Tensor
-from ..errors import CapsuleError, HurrayError, UnsupportedError
+from ..errors import AbiVersionError, CapsuleError, HurrayError, InvalidArgumentError, UnsupportedError
 
 __all__ = ["CAPSULE_NAME", "USED_CAPSULE_NAME", "from_hurray", "to_capsule"]
 
@@ -38,33 +39,66 @@ _from_checked = Tensor._from_checked
 # cache of them, in C (hurray._core), which its hot paths share (ADR-046).
 
 
-def to_capsule(tensor: Tensor) -> Any:
+def context_version(max_version: Any) -> int:
+    """The C ABI version of the context made for a consumer that reads up to ``max_version``.
+
+    ``None`` (the consumer passed nothing) is a consumer of C ABI 4, the
+    last version before the keyword existed (ADR-059); an int of at least 4
+    is capped at this build's version. Anything else is refused by name.
+    """
+    if max_version is None:
+        return C_ABI_MIN_VERSION
+    if isinstance(max_version, bool) or not isinstance(max_version, int):
+        raise InvalidArgumentError(
+            f"__hurray__(max_version=...) takes the newest C ABI version the consumer reads, "
+            f"an int such as {C_ABI_VERSION}, not {type(max_version).__name__}"
+        )
+    if max_version < C_ABI_MIN_VERSION:
+        raise AbiVersionError(
+            f"__hurray__(max_version={max_version}): no C ABI before version {C_ABI_MIN_VERSION} "
+            f"has a tensor context; this build makes contexts of versions {C_ABI_MIN_VERSION} to {C_ABI_VERSION}"
+        )
+    return min(max_version, C_ABI_VERSION)
+
+
+def to_capsule(tensor: Tensor, *, max_version: Any = None) -> Any:
     """Export ``tensor`` as a ``"hurray_tensor"`` capsule (what ``Tensor.__hurray__`` returns).
 
     The capsule shares the tensor's memory and holds the tensor alive until
-    the capsule, or whoever consumes it, lets go. A read-only tensor is
-    refused: C ABI 4 has no way to mark memory read-only, and a consumer
-    writing into it could corrupt immutable data or fault on a read-only
-    mapping. Export a writable copy instead.
+    the capsule, or whoever consumes it, lets go. Its context has the newest
+    C ABI version up to ``max_version`` (:func:`context_version`): a consumer
+    that passes nothing reads C ABI 4, whose buffers are writable by
+    contract. A read-only tensor therefore goes out only with a version-5
+    context, every buffer marked ``HURRAY_BUFFER_READONLY``; asked without
+    ``max_version`` it is refused, because an ABI-4 consumer would take its
+    memory for writable (ADR-059).
 
     The capsule's references to its producer are invisible to the cycle
     collector (design note D-NB2, decision 11).
     """
+    version = context_version(max_version)
     # The slots, not the properties: this is the producer's whole hot path,
     # and four Python-level property calls would cost as much as the export.
-    if tensor._readonly:
+    readonly = bool(tensor._readonly)
+    if readonly and version < 5:
         raise UnsupportedError(
-            "cannot export a read-only tensor through __hurray__: the capsule cannot "
-            "mark its memory read-only (C ABI 4 has no such flag); export a writable copy"
+            "cannot export a read-only tensor through __hurray__() for a consumer of C ABI "
+            f"{version}: that ABI has no way to say that memory must not be written. A consumer "
+            f"of C ABI 5 asks __hurray__(max_version=5) and receives it marked read-only "
+            "(hurray.from_hurray does); otherwise export a writable copy"
         )
-    return _export(tensor._descriptor.encode(), tensor._buffers, tensor)
+    return _export(tensor._descriptor.encode(), tensor._buffers, tensor, version, readonly)
 
 
 def _from_hurray(obj: Any) -> Tensor:
     """A :class:`hurray.Tensor` sharing the memory of ``obj``, through its ``__hurray__()``.
 
     ``obj`` may also be a ``"hurray_tensor"`` capsule itself, as a C
-    producer might hand over. The capsule's ABI version is checked first,
+    producer might hand over. ``obj.__hurray__`` is asked for the newest
+    context this build reads (``max_version``), and asked again without the
+    keyword if it does not take it (a producer written for C ABI 4). The
+    tensor is read-only when the context marks any buffer read-only (ABI 5,
+    ADR-059). The capsule's ABI version is checked first,
     then its descriptor is decoded and checked against its buffers; only
     then is the capsule consumed (renamed ``"used_hurray_tensor"``). On any
     refusal a :class:`hurray.HurrayError` is raised and the capsule is left
@@ -77,12 +111,12 @@ def _from_hurray(obj: Any) -> Tensor:
     """
     kind = type(obj)
     if kind is Tensor:
-        capsule = to_capsule(obj)  # exactly what Tensor.__hurray__ does, one call shorter
+        capsule = to_capsule(obj, max_version=C_ABI_VERSION)  # Tensor.__hurray__, one call shorter
     elif kind is _CapsuleType:
         capsule = obj
     else:
         capsule = _capsule_of(obj)
-    _version, descriptor_bytes, spans, holder, (address, box) = _consume(capsule)
+    _version, descriptor_bytes, spans, holder, (address, box), readonly = _consume(capsule)
     descriptor = _kept(descriptor_bytes)
     if descriptor is None:
         # consume() decoded and checked it: keep that one (ADR-046).
@@ -91,7 +125,7 @@ def _from_hurray(obj: Any) -> Tensor:
     # byte the descriptor can reach lies inside these very spans
     # (hurray_descriptor_check_buffers on the capsule's own list), and the
     # spans are the list's own; the constructor would prove it again.
-    return _from_checked(descriptor, spans, holder)
+    return _from_checked(descriptor, spans, holder, readonly=readonly)
 
 
 def _capsule_of(obj: Any) -> Any:
@@ -106,7 +140,10 @@ def _capsule_of(obj: Any) -> Any:
     except AttributeError:
         _refuse(obj, _NO_METHOD, None)
     try:
-        capsule = method()
+        try:
+            capsule = method(max_version=C_ABI_VERSION)
+        except TypeError:
+            capsule = method()  # a producer of C ABI 4 takes no keyword
     except Exception as exc:
         _refuse(obj, _RAISED, exc)
     if type(capsule) is not _CapsuleType:
@@ -125,11 +162,9 @@ def _refuse(obj: Any, what: int, value: Any) -> NoReturn:
     what it returned). One statement of each error, for both the Python and
     the C path.
     """
-    name = type(obj).__name__
+    name = qualified_name(obj)
     if what == _NO_METHOD:
-        raise CapsuleError(
-            f"{name} object does not support the Hurray protocol (no __hurray__ method)"
-        ) from None
+        raise CapsuleError(refusal(obj, "object does not support the Hurray protocol (no __hurray__ method)")) from None
     if what == _RAISED:
         if isinstance(value, HurrayError):
             raise value  # already says what went wrong, in the package's terms

@@ -271,8 +271,8 @@ class Tensor:
         def to_gguf(self) -> np.ndarray:
             """to_ggml's old name."""
 
-        def __hurray__(self) -> Any:
-            """A "hurray_tensor" capsule sharing this tensor's memory."""
+        def __hurray__(self, *, max_version: Any = None) -> Any:
+            """A "hurray_tensor" capsule sharing this tensor's memory (its context of C ABI <= max_version)."""
 
         def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
             """A DLPack capsule sharing this tensor's memory, where DLPack can hold it."""

@@ -26,9 +26,9 @@ HurrayStatus peer_check(const HurrayTensorContext *ctx, const HurrayBufferList *
         peer_set_message("reading the context's ABI version: %s", hurray_last_error_message());
         return status;
     }
-    if (version != HURRAY_C_ABI_VERSION) {
-        peer_set_message("the context has C ABI version %u; this peer reads version %u",
-                         (unsigned)version, (unsigned)HURRAY_C_ABI_VERSION);
+    if (version < PEER_MIN_ABI || version > HURRAY_C_ABI_VERSION) {
+        peer_set_message("the context has C ABI version %u; this peer reads versions %u to %u",
+                         (unsigned)version, (unsigned)PEER_MIN_ABI, (unsigned)HURRAY_C_ABI_VERSION);
         return HURRAY_ERROR_ABI_VERSION;
     }
     if (list == NULL) {
@@ -56,6 +56,27 @@ HurrayStatus peer_check(const HurrayTensorContext *ctx, const HurrayBufferList *
     }
     *out_version = version;
     *out_desc = desc;
+    return HURRAY_OK;
+}
+
+HurrayStatus peer_buffer_readonly(const HurrayTensorContext *ctx, const HurrayBufferList *list,
+                                  uint64_t index, int *out)
+{
+#if PEER_KNOWS_READONLY
+    uint32_t flags = 0;
+    HurrayStatus status = hurray_tensor_context_buffer_flags(ctx, list, index, &flags);
+    if (status != HURRAY_OK) {
+        peer_set_message("reading the flags of buffer %llu: %s", (unsigned long long)index,
+                         hurray_last_error_message());
+        return status;
+    }
+    *out = (flags & HURRAY_BUFFER_READONLY) != 0;
+#else
+    (void)ctx;
+    (void)list;
+    (void)index;
+    *out = 0; /* ABI 4: every buffer is writable by contract */
+#endif
     return HURRAY_OK;
 }
 

@@ -101,12 +101,14 @@ static int read_ints(PyObject *seq, const char *what, uint64_t *unsigned_out, in
 
 PyDoc_STRVAR(produce_doc,
              "produce(dtype, shape, strides, byte_order, packing, scheme, granularity, axis,\n"
-             "        block_size, ggml_type, parts, buffers) -> (capsule, descriptor_bytes)\n"
+             "        block_size, ggml_type, parts, buffers, readonly=False)\n"
+             "    -> (capsule, descriptor_bytes)\n"
              "\n"
              "A \"hurray_tensor\" capsule over the peer's own copies of buffers (bytes-like),\n"
              "with a descriptor built by the hurray-ffi builder. strides None means\n"
              "row-major; packing -1 the default; parts a sequence of (role, dtype,\n"
-             "buffer_index, byte_offset, layout).");
+             "buffer_index, byte_offset, layout); readonly marks every buffer read-only\n"
+             "(an ABI-5 build; the ABI-4 build refuses it).");
 
 static PyObject *peer_produce_py(PyObject *module, PyObject *args)
 {
@@ -114,9 +116,9 @@ static PyObject *peer_produce_py(PyObject *module, PyObject *args)
     PeerRecipe r;
     memset(&r, 0, sizeof r);
     PyObject *shape_obj, *strides_obj, *parts_obj, *buffers_obj;
-    if (!PyArg_ParseTuple(args, "IOOIiIIIKIOO:produce", &r.dtype, &shape_obj, &strides_obj,
+    if (!PyArg_ParseTuple(args, "IOOIiIIIKIOO|p:produce", &r.dtype, &shape_obj, &strides_obj,
                           &r.byte_order, &r.packing, &r.scheme, &r.granularity, &r.axis,
-                          &r.block_size, &r.ggml_type, &parts_obj, &buffers_obj)) {
+                          &r.block_size, &r.ggml_type, &parts_obj, &buffers_obj, &r.readonly)) {
         return NULL;
     }
     uint64_t shape[HURRAY_MAX_RANK];
@@ -319,6 +321,23 @@ static PyObject *buffers_list(const HurrayBufferList *list, uint64_t count)
     return result;
 }
 
+static PyObject *readonly_list(const Taken *self, uint64_t count)
+{
+    PyObject *result = PyList_New(0);
+    for (uint64_t i = 0; result != NULL && i < count; i++) {
+        int readonly = 0;
+        HurrayStatus status = peer_buffer_readonly(self->ctx, self->list, i, &readonly);
+        if (status != HURRAY_OK) {
+            Py_DECREF(result);
+            return raise_peer(status);
+        }
+        if (PyList_Append(result, readonly ? Py_True : Py_False) < 0) {
+            Py_CLEAR(result);
+        }
+    }
+    return result;
+}
+
 static PyObject *elements_dict(const Taken *self, const PeerFields *f)
 {
     PyObject *result = PyDict_New();
@@ -368,12 +387,14 @@ static PyObject *taken_report(Taken *self, PyObject *unused)
     PyObject *fields = fields_dict(&f);
     PyObject *buffers = fields == NULL ? NULL : buffers_list(self->list, f.buffer_count);
     PyObject *elements = buffers == NULL ? NULL : elements_dict(self, &f);
+    PyObject *readonly = elements == NULL ? NULL : readonly_list(self, f.buffer_count);
     PyObject *result = NULL;
-    if (elements != NULL) {
-        result = Py_BuildValue("{s:I,s:y#,s:O,s:O,s:O}", "abi_version", self->version, "descriptor",
-                               (const char *)bytes, (Py_ssize_t)len, "fields", fields, "buffers",
-                               buffers, "elements", elements);
+    if (readonly != NULL) {
+        result = Py_BuildValue("{s:I,s:y#,s:O,s:O,s:O,s:O}", "abi_version", self->version,
+                               "descriptor", (const char *)bytes, (Py_ssize_t)len, "fields", fields,
+                               "buffers", buffers, "elements", elements, "readonly", readonly);
     }
+    Py_XDECREF(readonly);
     Py_XDECREF(fields);
     Py_XDECREF(buffers);
     Py_XDECREF(elements);
@@ -498,7 +519,9 @@ static struct PyModuleDef peer_module = {
 
 PyMODINIT_FUNC PEER_CONCAT(PyInit_, PEER_MODULE)(void)
 {
-    if (hurray_c_abi_version() != HURRAY_C_ABI_VERSION) {
+    /* A library serves every ABI version up to its own: a peer built for
+     * an older header runs against a newer library, never the reverse. */
+    if (hurray_c_abi_version() < HURRAY_C_ABI_VERSION) {
         PyErr_Format(PyExc_ImportError, "%s was compiled for C ABI %d but the library has %u",
                      PEER_NAME, HURRAY_C_ABI_VERSION, (unsigned)hurray_c_abi_version());
         return NULL;

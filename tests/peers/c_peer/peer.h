@@ -13,6 +13,18 @@
 
 #include "hurray.h"
 
+/* The peer is built against the current header (an ABI-5 peer) or against
+ * the frozen header of ABI 4 (tests/peers/abi4/, the c-peer-abi4 build): it
+ * reads the context versions its header knows, and read-only marks only
+ * where its header has them (ADR-059). */
+#if HURRAY_C_ABI_VERSION >= 5
+#define PEER_MIN_ABI HURRAY_C_ABI_MIN_VERSION
+#define PEER_KNOWS_READONLY 1
+#else
+#define PEER_MIN_ABI HURRAY_C_ABI_VERSION
+#define PEER_KNOWS_READONLY 0
+#endif
+
 /* ---- producing (produce.c) --------------------------------------------- */
 
 typedef struct PeerPartSpec {
@@ -42,6 +54,7 @@ typedef struct PeerRecipe {
     uint32_t buffer_count;
     const uint8_t *const *buffers;
     const uint64_t *buffer_lens;
+    int readonly; /* mark every buffer read-only (ABI 5 only) */
 } PeerRecipe;
 
 /* Builds the descriptor with the hurray-ffi builder, copies every buffer
@@ -93,6 +106,12 @@ HurrayStatus peer_check(const HurrayTensorContext *ctx, const HurrayBufferList *
                         uint32_t *out_version, HurrayDescriptor **out_desc);
 
 HurrayStatus peer_read_fields(const HurrayDescriptor *desc, PeerFields *out);
+
+/* Whether buffer index of a checked pair may only be read: through the
+ * context (ABI 5), which answers "writable" for a version-4 pair; a peer
+ * built for ABI 4 knows no other answer. */
+HurrayStatus peer_buffer_readonly(const HurrayTensorContext *ctx, const HurrayBufferList *list,
+                                  uint64_t index, int *out);
 
 /* Copies the elements of one role out of the buffers, in logical row-major
  * order: for the values part each element takes ceil(storage bits / 8)

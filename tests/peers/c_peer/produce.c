@@ -179,6 +179,18 @@ HurrayStatus peer_produce(const PeerRecipe *r, HurrayBufferList **out_list,
             hurray_buffer_list_destroy(&list);
             return status;
         }
+#if PEER_KNOWS_READONLY
+        if (r->readonly) {
+            (void)hurray_buffer_mark_readonly(buf);
+        }
+#else
+        if (r->readonly) {
+            hurray_buffer_destroy(&buf);
+            hurray_buffer_list_destroy(&list);
+            peer_set_message("C ABI %d cannot mark a buffer read-only", HURRAY_C_ABI_VERSION);
+            return HURRAY_ERROR_UNSUPPORTED;
+        }
+#endif
         status = hurray_buffer_list_push(list, &buf);
         if (status != HURRAY_OK) {
             peer_set_message("pushing a buffer: %s", hurray_last_error_message());

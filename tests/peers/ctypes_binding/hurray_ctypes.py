@@ -29,7 +29,9 @@ from ctypes import POINTER, byref, c_char_p, c_int, c_int64, c_uint8, c_uint32, 
 
 # ---- constants of hurray.h, version 4 (as a binding generator would copy them)
 
-ABI_VERSION = 4
+ABI_VERSION = 5
+MIN_ABI_VERSION = 4  # contexts of version 4 are still read (ADR-059)
+BUFFER_READONLY = 1
 CONTEXT_MAGIC = 0x48525443
 MAX_RANK = 64
 MAX_PARTS = 4
@@ -151,6 +153,8 @@ def _declare(lib):
         "hurray_tensor_context_abi_version": (c_int, H, POINTER(c_uint32)),
         "hurray_tensor_context_descriptor": (c_int, H, POINTER(c_void_p), POINTER(c_uint64)),
         "hurray_tensor_context_destroy": (None, POINTER(H)),
+        "hurray_tensor_context_buffer_flags": (c_int, H, H, c_uint64, POINTER(c_uint32)),
+        "hurray_buffer_mark_readonly": (c_int, H),
     }
     for name, (restype, *argtypes) in table.items():
         fn = getattr(lib, name)
@@ -165,7 +169,7 @@ class Binding:
         self.lib = ctypes.CDLL(library_path)
         _declare(self.lib)
         linked = self.lib.hurray_c_abi_version()
-        if linked != ABI_VERSION:
+        if linked < ABI_VERSION:  # a newer library serves this binding's version too
             raise HurrayCtypesError(
                 ERROR_ABI_VERSION, f"{library_path} has C ABI {linked}; this binding speaks {ABI_VERSION}"
             )
@@ -320,10 +324,11 @@ class Binding:
         # context, is judged before anything else is read.
         version = c_uint32()
         self._check(self.lib.hurray_tensor_context_abi_version(ctx, byref(version)), "reading the ABI version")
-        if version.value != ABI_VERSION:
+        if not MIN_ABI_VERSION <= version.value <= ABI_VERSION:
             raise HurrayCtypesError(
                 ERROR_ABI_VERSION,
-                f"the context has C ABI version {version.value}; this binding reads version {ABI_VERSION}",
+                f"the context has C ABI version {version.value}; this binding reads versions "
+                f"{MIN_ABI_VERSION} to {ABI_VERSION}",
             )
         data, length = c_void_p(), c_uint64()
         self._check(self.lib.hurray_tensor_context_descriptor(ctx, byref(data), byref(length)), "reading the descriptor")
@@ -438,6 +443,16 @@ class Taken:
                 out[role] = data[offset:offset + nbytes]
         return out
 
+    def readonly(self, count):
+        """Per buffer, whether it may only be read: asked of the context (ABI 5)."""
+        out = []
+        for i in range(count):
+            flags = c_uint32()
+            self._binding._check(self._lib.hurray_tensor_context_buffer_flags(self._ctx, self._list, i, byref(flags)),
+                                 "reading a buffer's flags")
+            out.append(bool(flags.value & BUFFER_READONLY))
+        return out
+
     def report(self):
         """The same record the C peer gives: what this consumer saw."""
         fields = self.fields()
@@ -448,6 +463,7 @@ class Taken:
             "fields": fields,
             "buffers": buffers,
             "elements": self.elements(fields, buffers),
+            "readonly": self.readonly(len(buffers)),
         }
 
 
