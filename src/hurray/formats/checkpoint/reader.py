@@ -126,7 +126,7 @@ def _in_file_order(sources: Any, claims: dict[str, Claim], plain: list[str]) -> 
     """The names in the order the files list them, each weight where its first stored part is."""
     if not claims:
         return list(plain)
-    first = {}
+    first: dict[str, str] = {}
     for name, claim in claims.items():
         for part in (name, *claim.parts):
             first.setdefault(part, name)
@@ -134,10 +134,10 @@ def _in_file_order(sources: Any, claims: dict[str, Claim], plain: list[str]) -> 
     order: list[str] = []
     seen: set[str] = set()
     for stored in [*sources.visible(), *claims]:
-        name = first.get(stored, stored if stored in plain_set else None)
-        if name is not None and name not in seen:
-            seen.add(name)
-            order.append(name)
+        found = first.get(stored, stored if stored in plain_set else None)
+        if found is not None and found not in seen:
+            seen.add(found)
+            order.append(found)
     return order
 
 
