@@ -126,7 +126,7 @@ def checkpoints(rounds, total_bytes=256 << 20):
         (f"first quantized weight, row 0 dequantized / safe_open + get_tensor(weight_packed), {mib}",
          hurray_first / safetensors_first, 0.5),
     ]
-    lines = ["", f"| checkpoints | seconds |", "|---|---:|",
+    lines = ["", "| checkpoints | seconds |", "|---|---:|",
              f"| `load_checkpoint` of {SHARDS} shards + index, {TENSORS} tensors, every `np.asarray` | {sharded:.6f} |",
              f"| `load_safetensors` of one file, the same {TENSORS} tensors | {single:.6f} |",
              f"| `load_checkpoint(dir)[first weight]` + its row 0 dequantized, {mib} compressed-tensors | "
