@@ -269,7 +269,11 @@ def main(argv=None):
     from model_files_bench import model_files  # issue 13's targets, in their own module
 
     file_rows, file_table = model_files(args.rounds, (256 if args.rounds > 1 else 16) << 20)
-    text = table({**py, **pickled}, c, rows + pickle_rows + file_rows) + "\n" + file_table
+    from checkpoint_bench import checkpoints  # issue 25's targets (bench/checkpoint_bench.py)
+
+    checkpoint_rows, checkpoint_table = checkpoints(args.rounds, (256 if args.rounds > 1 else 16) << 20)
+    text = table({**py, **pickled}, c, rows + pickle_rows + file_rows + checkpoint_rows) + "\n" + file_table \
+        + "\n" + checkpoint_table
     from io_bench import io_section  # hurray-io: files and frames (bench/io_bench.py)
 
     io_text = io_section(rounds=1, count=4, nbytes=64 << 10) if args.rounds < 3 else io_section()

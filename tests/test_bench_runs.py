@@ -23,6 +23,8 @@ def test_bench_runs_and_reports_every_target():
         "C: `decode_destroy_quantized`",
         "load_gguf(path)[name]: 16 MiB file / one-tensor file",
         "convert 16 MiB .safetensors -> .hurray / synced file copy",
+        "load_checkpoint: 4 shards / load_safetensors: one file (256 tensors, every view)",
+        "first quantized weight, row 0 dequantized / safe_open + get_tensor(weight_packed)",
         "## hurray-io (layer 5)",
         "hurray.save / np.save",
         "hurray.save / safetensors save_file",

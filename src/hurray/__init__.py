@@ -52,6 +52,9 @@ from .formats.gguf_file import GGUFFile, load_gguf  # noqa: E402
 from .formats.gguf_write import save_gguf  # noqa: E402
 from .formats.safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
 
+# Checkpoints as their libraries write them (formats/checkpoint/, ADR-063): one quantized Tensor per weight.
+from .formats.checkpoint import Checkpoint, load_checkpoint, save_checkpoint  # noqa: E402
+
 # The modules the docs and every pickle name: hurray.errors, hurray.io, hurray.dtypes,
 # hurray.packing, hurray.pickling (the last three re-export core/ and bridges/), and
 # hurray.nodes, the nodes of a version-2 descriptor (core/nodes.py).
@@ -64,6 +67,7 @@ _wiring.install()
 
 __all__ = [
     "C_ABI_VERSION",
+    "Checkpoint",
     "DLPackError",
     "DTYPES",
     "Descriptor",
@@ -87,6 +91,7 @@ __all__ = [
     "get_include",
     "get_library",
     "load",
+    "load_checkpoint",
     "load_gguf",
     "load_safetensors",
     "numpy_dtype",
@@ -95,6 +100,7 @@ __all__ = [
     "quantize_nvfp4",
     "read_frame",
     "save",
+    "save_checkpoint",
     "save_gguf",
     "save_safetensors",
     "to_ggml",

@@ -1,7 +1,12 @@
-"""``python -m hurray inspect`` for GGUF and safetensors files, in inspect's own line format.
+"""``python -m hurray inspect`` for GGUF, safetensors and ONNX files and checkpoint
+directories, in inspect's own line format.
 
-A tensor the reader refuses (a ggml type Hurray has no descriptor for) gets
-a line saying why and makes the exit status 1; the others are listed.
+safetensors and ONNX files and directories open through load_checkpoint
+(ADR-063): a quantized weight's quantization column is its scheme in words,
+e.g. ``int4 affine, groups of 128, act-order, fp16 scales (GPTQ v1)``. A
+tensor the reader refuses (a ggml type Hurray has no descriptor for, a
+convention it will not guess at) gets a line saying why and makes the exit
+status 1; the others are listed.
 """
 import argparse
 import json
@@ -13,7 +18,7 @@ from ..formats.conversion import open_model_file
 from ..errors import HurrayError
 from ..core.tensor import Tensor
 
-MODEL_EXTENSIONS = (".gguf", ".safetensors")
+MODEL_EXTENSIONS = (".gguf", ".safetensors", ".onnx")
 _LONG = 120
 
 
@@ -25,9 +30,13 @@ def _short(value: Any) -> str:
 
 
 def run(args: argparse.Namespace, header: str, describe: Callable[[str, Tensor], str]) -> int:
+    from ..formats.checkpoint import load_checkpoint
+    from ..formats.checkpoint.reader import Checkpoint
+
     status = 0
+    opener = open_model_file if args.file.lower().endswith(".gguf") else load_checkpoint
     try:
-        with open_model_file(args.file) as f:
+        with opener(args.file) as f:
             for key, value in sorted(f.metadata.items()):
                 print(f"# {key} = {_short(value)}")
             print(header)
@@ -38,7 +47,12 @@ def run(args: argparse.Namespace, header: str, describe: Callable[[str, Tensor],
                     print(f"{name}\trefused: {exc}")
                     status = 1
                     continue
-                print(describe(name, tensor))
+                line = describe(name, tensor)
+                if isinstance(f, Checkpoint) and f.convention(name) != "plain":
+                    fields = line.split("\t")
+                    fields[3] = f.scheme(name)
+                    line = "\t".join(fields)
+                print(line)
     except HurrayError as exc:
         print(f"hurray inspect: {args.file}: {exc}", file=sys.stderr)
         return 1

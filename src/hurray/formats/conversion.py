@@ -1,4 +1,6 @@
-"""convert: between .gguf, .safetensors and .hurray files, judged by extension.
+"""convert: between .gguf, .safetensors and .hurray files, judged by extension, and
+from checkpoint directories and .onnx models to them or (with ``format``) to a
+library's checkpoint convention (ADR-063).
 
 Every tensor crosses exactly (ADR-041 says how safetensors holds what it has
 no dtype for); a tensor the target cannot hold (GGUF has no affine, MX or
@@ -98,16 +100,44 @@ def _dequantized(tensors: dict[str, Tensor], dtype: str) -> dict[str, Tensor]:
             for name, tensor in tensors.items()}
 
 
-def convert(source_path: _Path, target_path: _Path, *, dtype: Optional[str] = None,
-            progress: _Progress = None) -> None:
-    """Convert the file at `source_path` into `target_path`; the formats come from the extensions.
+def _open_source(path: _Path) -> FileMapping:
+    """A model file by its extension, or a checkpoint (a directory, an .onnx file) through load_checkpoint."""
+    if os.path.isdir(os.fspath(path)) or os.fspath(path).lower().endswith(".onnx"):
+        from .checkpoint import load_checkpoint
 
+        return load_checkpoint(path)
+    return open_model_file(path)
+
+
+def convert(source_path: _Path, target_path: _Path, *, dtype: Optional[str] = None,
+            progress: _Progress = None, format: Optional[str] = None) -> None:
+    """Convert `source_path` into `target_path`; the formats come from the extensions.
+
+    The source may also be a checkpoint directory or an .onnx model (read by
+    load_checkpoint, ADR-063). With `format` (one of
+    hurray.formats.checkpoint.FORMATS) the target is a checkpoint directory
+    in that library's convention, written by save_checkpoint: lossless only,
+    a tensor it cannot state is refused by name; `dtype` cannot go with it.
     `dtype` ("float32", "float16" or "bfloat16"), if given, dequantizes every
     quantized tensor into a plain one of that type. `progress`, if given, is
     called with (bytes done, bytes in all).
     """
+    if format is not None:
+        if dtype is not None:
+            raise InvalidArgumentError("convert: --format writes a library's quantized convention; "
+                                       "it cannot go with --dtype, which dequantizes")
+        from .checkpoint import save_checkpoint
+
+        with _open_source(source_path) as source:
+            tensors = _tensors(source)
+            config = getattr(source, "config", None)
+            save_checkpoint(tensors, target_path, format, config=config)
+            if progress is not None:
+                total = sum(n for t in tensors.values() for _, n in t.buffers)
+                progress(total, total)
+        return
     target = format_of(target_path)
-    with open_model_file(source_path) as source:
+    with _open_source(source_path) as source:
         tensors = _tensors(source)
         if dtype is not None:
             tensors = _dequantized(tensors, dtype)
