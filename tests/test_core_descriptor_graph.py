@@ -176,8 +176,8 @@ def test_numpy_refuses_a_graph_naming_dequantize():
     for call in (np.asarray, Tensor.stored_values, Tensor.unpack):
         with pytest.raises(UnsupportedError, match=r"a graph of nodes .*use Tensor.dequantize\(\)"):
             call(t)
-    with pytest.raises(UnsupportedError, match="descriptor encoding version 2"):
-        t.dequantize()
+    values = t.dequantize()  # what the refusals point at reads it (the C dequantizer's graph scheme)
+    assert values.shape == tuple(t.shape) and values.dtype == np.float32
 
 
 def test_numpy_views_a_plain_stored_node_0():

@@ -674,8 +674,10 @@ HurrayStatus hurray_layout_swizzled_128x4_count(uint64_t rows, uint64_t cols, ui
  * from the same pair at once.
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT,
  * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
- * HURRAY_ERROR_BUFFER_TOO_SMALL.
- * Ownership: out is the caller's; nothing is allocated or kept. */
+ * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE (an index value
+ * past its table), HURRAY_ERROR_NO_MEMORY (a graph's plan).
+ * Ownership: out is the caller's; a graph's plan is allocated and freed
+ * within the call; nothing is kept. */
 HurrayStatus hurray_dequantize(const HurrayDescriptor *desc, const HurrayBufferList *buffers,
                                HurrayDtype out_dtype, void *out, uint64_t out_len);
 /* The same for rows first_row .. first_row + row_count - 1 only: a row is
@@ -685,8 +687,9 @@ HurrayStatus hurray_dequantize(const HurrayDescriptor *desc, const HurrayBufferL
  * descriptor and list at once.
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT,
  * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
- * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE.
- * Ownership: out is the caller's; nothing is allocated or kept. */
+ * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: out is the caller's; a graph's plan is allocated and freed
+ * within the call; nothing is kept. */
 HurrayStatus hurray_dequantize_rows(const HurrayDescriptor *desc, const HurrayBufferList *buffers,
                                     HurrayDtype out_dtype, uint64_t first_row, uint64_t row_count,
                                     void *out, uint64_t out_len);

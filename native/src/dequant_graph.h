@@ -60,6 +60,13 @@ enum {
  * packed along the output axis) has `per` consecutive rows in each
  * container, so the run of one row decodes the next per - 1 rows' too.
  * Mutable scratch of one call, like the arena. */
+#if defined(__SIZEOF_INT128__)
+/* gcc's and clang's 128-bit integers, for sums of codes of 64 bits;
+   __extension__ keeps builds with -pedantic quiet. */
+__extension__ typedef __int128 hurray__i128;
+__extension__ typedef unsigned __int128 hurray__u128;
+#endif
+
 typedef struct HurrayGraphRowCache {
     int valid;
     int64_t rest;       /* the key: the run's containers, */

@@ -402,8 +402,8 @@ static void bits_finish(const HurrayGraphNodePlan *np, uint32_t t, const uint64_
         double v;
 #if defined(__SIZEOF_INT128__)
         if (sum_hi != NULL) {
-            unsigned __int128 s = (unsigned __int128)sum_hi[k] << 64 | sum_lo[k];
-            v = (double)((__int128)s + offset);
+            hurray__u128 s = (hurray__u128)sum_hi[k] << 64 | sum_lo[k];
+            v = (double)((hurray__i128)s + offset);
         } else
 #endif
         {

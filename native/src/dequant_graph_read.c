@@ -239,7 +239,7 @@ static double integer_value(const HurrayGraphNodePlan *np, uint64_t code)
         return (double)hurray__graph_integer(np, code); /* exact in int64 */
     }
 #if defined(__SIZEOF_INT128__)
-    __int128 v = np->is_signed ? (__int128)(int64_t)code : (__int128)code;
+    hurray__i128 v = np->is_signed ? (hurray__i128)(int64_t)code : (hurray__i128)code;
     return (double)(v + offset);
 #else
     return (np->is_signed ? (double)(int64_t)code : (double)code) + (double)offset;

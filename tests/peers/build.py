@@ -78,7 +78,11 @@ def build_static(out_dir):
     sources = sorted((native / "src").glob("*.c"))
     path = _output(out_dir, "c_peer_static")
     _compile([CC, *STRICT, "-fvisibility=hidden", _python_include(), f"-I{native / 'include'}",
-              f"-I{native / 'src'}", "-DPEER_MODULE=c_peer_static", *map(str, PEER_SOURCES),
+              f"-I{native / 'src'}", "-DPEER_MODULE=c_peer_static",
+              # Its copy's spare-block slot in global-dynamic TLS: the peer is dlopen'ed late in a
+              # session that has by then loaded other copies and libraries, and initial-exec TLS
+              # (ADR-051 § 7) would need glibc's static surplus, which they may have used up.
+              '-DHURRAY__SPARE_TLS_MODEL="global-dynamic"', *map(str, PEER_SOURCES),
               *map(str, sources), "-o", str(path)])
     return path
 

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, stderr: Optional[TextIO] = None) -> int:
     bar = Bar(f"{args.source} -> {args.target}", stderr)
     try:
         convert(args.source, args.target, dtype=getattr(args, "dtype", None),
-                progress=None if args.quiet else bar, format=args.format)
+                progress=None if args.quiet else bar, format=getattr(args, "format", None))
     except HurrayError as exc:
         print(f"hurray convert: {exc}", file=stderr)
         return 1

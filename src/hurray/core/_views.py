@@ -34,6 +34,15 @@ class Memory:
         self.__array_interface__ = interface
 
 
+def over(tensor: Any, interface: dict[str, Any]) -> np.ndarray:
+    """The ndarray of `interface`, keeping `tensor` alive."""
+    if interface["data"][0] == 0 and 0 in interface["shape"]:
+        # Nothing over no memory: numpy before 2.3 refuses a NULL data pointer
+        # in an interface, and there is no byte to share.
+        return np.empty(interface["shape"], np.dtype(interface["typestr"]))
+    return np.asarray(Memory(tensor, interface))
+
+
 def element_dtype(name: str, byte_order: str, purpose: str) -> np.dtype:
     """The numpy (or ml_dtypes) dtype of Hurray dtype `name` stored in `byte_order`.
 
@@ -87,7 +96,7 @@ def strided_interface(tensor: Any, buffer_index: int, byte_offset: int, dt: np.d
 def view(tensor: Any, interface: dict[str, Any], dt: np.dtype, purpose: str = "view") -> np.ndarray:
     """The ndarray an interface from strided_interface() describes, as `dt`."""
     try:
-        array = np.asarray(Memory(tensor, interface))
+        array = over(tensor, interface)
     except (ValueError, TypeError) as exc:
         raise UnsupportedError(f"{purpose}: numpy cannot view this layout: {exc}") from None
     if not _dtypes.is_builtin(dt):

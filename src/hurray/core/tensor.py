@@ -177,7 +177,7 @@ class Tensor:
             raise OutOfRangeError(f"buffer index {i} is outside 0 .. {len(self._buffers) - 1}")
         address, nbytes = self._buffers[i]
         interface = {"version": 3, "shape": (nbytes,), "typestr": "|u1", "data": (address, self._readonly)}
-        array = np.asarray(_views.Memory(self, interface))
+        array = _views.over(self, interface)
         if self._readonly:
             array.flags.writeable = False  # numpy ignores the flag for a NULL empty span
         return array
