@@ -172,8 +172,8 @@ def test_bytes_are_read_zero_copy_and_kept_alive():
 
 
 def test_a_missing_file_is_a_file_not_found_error(tmp_path):
-    for reader in (hurray.load_safetensors, hurray.load_gguf, hurray.load, hurray.load_checkpoint):
+    for reader in (hurray.load_safetensors, hurray.load_gguf, hurray.load, hurray.load_checkpoint, hurray.File):
         with pytest.raises(FileNotFoundError) as caught:
             reader(tmp_path / "notafile.safetensors")
         assert caught.value.errno == errno.ENOENT
-        assert isinstance(caught.value, (hurray.HurrayError, FileNotFoundError))
+        assert isinstance(caught.value, hurray.errors.HurrayFileNotFoundError)  # one mechanism: the path policy's

@@ -19,7 +19,8 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from ...core.tensor import Tensor
-from ...errors import CorruptError, HurrayError, HurrayIOError, UnsupportedError
+from ...errors import CorruptError, HurrayError, UnsupportedError, io_error
+from ...io._path import open_regular
 from ..safetensors_file import SAFETENSORS_DTYPES, SafetensorsFile, load_safetensors
 
 __all__ = ["Entry", "Sources", "read_json", "open_sources"]
@@ -67,13 +68,12 @@ def parse_json(text: bytes, what: str, limit: int = MAX_JSON) -> Any:
 
 def read_json(path: str, what: str) -> Any:
     """The JSON file at `path` (bounded as parse_json says)."""
+    fd, _, shown = open_regular(path, what)  # the path policy: a missing file is a HurrayFileNotFoundError
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fd, "rb") as f:
             text = f.read(MAX_JSON + 1)
-    except FileNotFoundError:
-        raise
     except OSError as exc:
-        raise HurrayIOError(f"{what}: cannot read {path!r}: {exc.strerror}") from None
+        raise io_error(f"{what}: cannot read {shown!r}: {exc.strerror}", exc.errno or 0, shown) from None
     return parse_json(text, f"{what}: {path!r}")
 
 
