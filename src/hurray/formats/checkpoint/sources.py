@@ -11,6 +11,7 @@ inside the directory.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -178,6 +179,9 @@ def open_sources(directory: str) -> Sources:
                 {name: f for f in opened for name in f}
             return Sources(directory, opened, owner, visible)
         files = sorted(n for n in os.listdir(directory) if n.endswith(".safetensors"))
+        if not files:  # a directory where a file or a checkpoint was expected: the path policy's error
+            raise io_error(f"load_checkpoint: {directory!r} is a directory with no {INDEX} and no .safetensors "
+                           "file: not a checkpoint", errno.EISDIR, directory)
         if len(files) != 1:
             found = ", ".join(files) or "none"
             raise UnsupportedError(f"load_checkpoint: {directory!r} has no {INDEX} and not exactly one "
