@@ -108,10 +108,17 @@ def test_an_unknown_quant_method_is_refused_by_name(tmp_path):
 
 
 def test_a_missing_path_is_a_file_not_found_error(tmp_path):
-    with pytest.raises(FileNotFoundError):
-        load_checkpoint(tmp_path / "nothing.safetensors")
-    with pytest.raises(FileNotFoundError):
-        load_checkpoint(tmp_path / "nothing")
+    for missing in (tmp_path / "nothing.safetensors", tmp_path / "nothing", tmp_path / "no" / "config.json"):
+        with pytest.raises(hurray.errors.HurrayFileNotFoundError):  # the path policy's, a FileNotFoundError
+            load_checkpoint(missing)
+
+
+def test_a_directory_with_no_checkpoint_is_a_directory_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(hurray.errors.HurrayIsADirectoryError, match="no .safetensors file"):
+        load_checkpoint(tmp_path / "empty")
+    with pytest.raises(hurray.HurrayError, match="NUL"):
+        load_checkpoint(str(tmp_path / "empty") + "\0x")
 
 
 def test_other_files_pass_through(tmp_path):

@@ -1,5 +1,6 @@
 """safetensors: files written by safetensors read zero-copy; save_safetensors round-trips every tensor kind
-exactly and writes files safetensors reads unmodified (ADR-041); broken files refused by name."""
+exactly (a plain array's values, safetensors' way, ADR-064; every other tensor with its descriptor, ADR-041)
+and writes files safetensors reads unmodified; broken files refused by name."""
 import gc
 import json
 import os
@@ -19,6 +20,9 @@ from hurray.errors import CorruptError, HurrayError, InvalidArgumentError, Unsup
 from support.tensor_kinds import GGML_NAMES, ggml_blocks, kinds, reached_bytes, same_bits, weights
 
 KINDS = kinds()
+# Plain arrays of safetensors dtypes whose layout is not C order little-endian: safetensors states their
+# values, so they come back as those values, contiguous and little-endian (ADR-064 § 2).
+BY_VALUE = {"big_endian", "strided", "empty"}
 
 
 def header_of(path):
@@ -115,6 +119,12 @@ def test_round_trip_is_exact(saved, kind):
     original = tensors[kind]
     f = hurray.load_safetensors(path)
     back = f[kind]
+    if kind in BY_VALUE:
+        assert back.descriptor == hurray.Descriptor.build(original.dtype, original.shape)
+        assert original.descriptor != back.descriptor  # else this kind would not be here
+        expected = np.asarray(original)
+        assert np.asarray(back).tobytes() == np.ascontiguousarray(expected, expected.dtype.newbyteorder("<")).tobytes()
+        return
     assert back.descriptor == original.descriptor
     assert reached_bytes(back) == reached_bytes(original)
     if kind not in ("float6_e2m3fn", "float6_e3m2fn"):  # F6 is a bit stream: Hurray unpacks it (ADR-041)
@@ -137,11 +147,13 @@ def test_saved_file_keeps_user_metadata_and_hides_the_record(saved):
     assert f.metadata == {"note": "every kind"}
     assert sorted(f) == sorted(tensors)
     header, start = header_of(path)
-    assert start % 64 == 0  # the data starts 64-byte aligned
+    assert start % 8 == 0  # the data starts 8-byte aligned, as safetensors lays it out
     record = json.loads(header["__metadata__"]["hurray"])
     assert record["format"] == 1
-    assert "float32" not in record["tensors"]  # plain tensors need no record
-    assert {"nvfp4", "ggml_q4_k", "strided", "big_endian", "int4_packed"} <= set(record["tensors"])
+    assert not BY_VALUE & set(record["tensors"]) and "float32" not in record["tensors"]  # plain: no record
+    assert {"nvfp4", "ggml_q4_k", "int4_packed"} <= set(record["tensors"])
+    assert header["empty"]["dtype"] == "F32" and header["empty"]["shape"] == [0, 4]
+    assert header["big_endian"]["dtype"] == "F32" and header["strided"]["dtype"] == "I16"
     for name, info in header.items():
         if name != "__metadata__":
             itemsize = max(1, {"F64": 8, "I64": 8, "U64": 8, "C64": 8, "F32": 4, "I32": 4, "U32": 4,
@@ -287,9 +299,8 @@ BROKEN = {
     "offsets outside the file": (st_file({"a": {**F32x2, "data_offsets": [1 << 40, (1 << 40) + 8]}}, bytes(8)),
                                  "gap"),
     "metadata not strings": (st_file({"a": F32x2}, bytes(8), {"k": 1}), "strings to strings"),
-    "record not JSON": (st_file({"a": F32x2}, bytes(8), {"hurray": "{"}), "not valid JSON"),
-    "record of another format": (st_file({"a": F32x2}, bytes(8), {"hurray": '{"format": 2, "tensors": {}}'}),
-                                 "format-1"),
+    "record with a name twice": (st_file({"a": F32x2}, bytes(8), {"hurray": '{"format": 1, "tensors": {}, '
+                                                                    '"tensors": {}}'}), "duplicate name 'tensors'"),
     "record names a missing buffer": (
         st_file({"a": F32x2}, bytes(8), record(q={"descriptor": DESC, "buffers": ["nope"]})), "not in the file"),
     "record claims a buffer twice": (
@@ -300,6 +311,23 @@ BROKEN = {
         st_file({"a": F32x2, "q": {**F32x2, "data_offsets": [8, 16]}}, bytes(16),
                 record(q={"descriptor": DESC, "buffers": ["a"]})), "both an entry"),
 }
+
+
+@pytest.mark.parametrize("value", ["{", "not ours", '{"format": "1", "tensors": {}}', '{"format": 1}', "[1, 2]",
+                                   '{"format": 1, "tensors": []}', "[" * 100_000])
+def test_a_hurray_key_that_is_not_our_record_is_metadata(tmp_path, value):
+    """ADR-064 § 3: only a JSON object with an integer format and a tensors object is Hurray's record."""
+    path = tmp_path / "foreign.safetensors"
+    path.write_bytes(st_file({"a": F32x2}, bytes(8), {"hurray": value}))
+    f = hurray.load_safetensors(path)
+    assert sorted(f) == ["a"] and f.metadata == {"hurray": value}
+
+
+def test_a_record_of_another_format_is_refused_by_number(tmp_path):
+    path = tmp_path / "future.safetensors"
+    path.write_bytes(st_file({"a": F32x2}, bytes(8), {"hurray": '{"format": 2, "tensors": {}}'}))
+    with pytest.raises(UnsupportedError, match="format 2; this build reads format 1"):
+        hurray.load_safetensors(path)
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))

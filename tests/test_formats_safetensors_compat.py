@@ -11,7 +11,7 @@ import errno
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import load as st_load
 from safetensors.numpy import save as st_save
@@ -79,7 +79,7 @@ def test_empty_arrays_keep_their_dtype_and_shape(tmp_path, shape, dtype):
 
 
 def test_bool_and_scalars(tmp_path):
-    _same_as_safetensors(tmp_path, {"a": np.asarray(False), "b": np.float64(3.5).reshape(())})
+    _same_as_safetensors(tmp_path, {"a": np.asarray(False), "b": np.array(3.5, np.float64)})
 
 
 def test_every_numpy_dtype_safetensors_writes(tmp_path):
@@ -96,9 +96,23 @@ def test_every_numpy_dtype_safetensors_writes(tmp_path):
                        max_size=5),
        st.one_of(st.none(), st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=1)))
 def test_any_dict_is_written_as_safetensors_writes_it(specs, metadata):
+    assume(specs or metadata != {})  # no tensors and empty metadata: see the next test
     rng = np.random.default_rng(0)
-    tensors = {k: (rng.integers(0, 100, shape) % 7).astype(d) for k, (d, shape) in specs.items()}
+    tensors = {k: np.asarray(rng.integers(0, 100, shape) % 7).astype(d) for k, (d, shape) in specs.items()}
     assert save_safetensors_bytes(tensors, metadata=metadata) == st_save(tensors, metadata=metadata)
+
+
+def test_empty_metadata_without_tensors_is_json(tmp_path):
+    """For no tensors and metadata {}, safetensors 0.8 writes '{},"__metadata__":{}}', which its own reader
+    refuses (ADR-064): Hurray writes the header that means what was asked, and safetensors reads it."""
+    theirs = st_save({}, metadata={})
+    with pytest.raises(Exception, match="JSON"):
+        st_load(theirs)
+    ours = save_safetensors_bytes({}, metadata={})
+    assert ours[8:].rstrip(b" ") == b'{"__metadata__":{}}'
+    assert st_load(ours) == {} and load_safetensors_bytes(ours).metadata == {}
+    # with a key, the two agree again
+    assert save_safetensors_bytes({}, metadata={"k": "v"}) == st_save({}, metadata={"k": "v"})
 
 
 def test_a_larger_alignment_is_an_option(tmp_path):
@@ -115,6 +129,12 @@ def test_a_foreign_hurray_key_is_ignored(tmp_path):
     st_save_file({"w": np.ones(2, np.float32)}, str(path), metadata={"hurray": "not ours", "x": "y"})
     f = hurray.load_safetensors(path)
     assert sorted(f) == ["w"] and f.metadata == {"hurray": "not ours", "x": "y"}
+    # written back, it is the user's metadata still (one key: safetensors' own key order is a hash map's)
+    one = {"hurray": "not ours"}
+    assert save_safetensors_bytes({"w": f["w"]}, metadata=one) == st_save({"w": np.ones(2, np.float32)}, metadata=one)
+    q = hurray.quantize_affine(np.ones((2, 32), np.float32), dtype="int8", axis=0)
+    with pytest.raises(hurray.HurrayError, match="reserved"):  # unless a tensor needs Hurray's record
+        save_safetensors_bytes({"q": q}, metadata=one)
 
 
 def test_hurrays_own_record_only_for_what_safetensors_cannot_state(tmp_path):
@@ -135,11 +155,25 @@ def test_bytes_in_and_out():
     assert st_load(save_safetensors_bytes(tensors)).keys() == tensors.keys()
     with pytest.raises(hurray.HurrayError):
         load_safetensors_bytes(b"\x05\x00\x00")
+    with pytest.raises(hurray.HurrayError, match="expected bytes"):
+        load_safetensors_bytes("not bytes")
+
+
+def test_bytes_are_read_zero_copy_and_kept_alive():
+    raw = bytearray(save_safetensors_bytes({"a": np.arange(4, dtype=np.float32)}))
+    with load_safetensors_bytes(memoryview(raw)) as f:
+        assert f.path == "<bytes>"
+        a = f["a"]
+    del f
+    assert a.readonly and np.asarray(a).tolist() == [0, 1, 2, 3]
+    address, nbytes = a.buffers[0]
+    start = np.frombuffer(raw, np.uint8).__array_interface__["data"][0]
+    assert start <= address and address + nbytes <= start + len(raw)  # a view of the caller's bytes
 
 
 def test_a_missing_file_is_a_file_not_found_error(tmp_path):
-    for reader in (hurray.load_safetensors, hurray.load_gguf, hurray.load, hurray.load_checkpoint):
+    for reader in (hurray.load_safetensors, hurray.load_gguf, hurray.load, hurray.load_checkpoint, hurray.File):
         with pytest.raises(FileNotFoundError) as caught:
             reader(tmp_path / "notafile.safetensors")
         assert caught.value.errno == errno.ENOENT
-        assert isinstance(caught.value, (hurray.HurrayError, FileNotFoundError))
+        assert isinstance(caught.value, hurray.errors.HurrayFileNotFoundError)  # one mechanism: the path policy's

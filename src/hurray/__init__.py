@@ -50,7 +50,8 @@ from .io import File, load, read_frame, save, write_frame  # noqa: E402
 from .formats.conversion import convert  # noqa: E402
 from .formats.gguf_file import GGUFFile, load_gguf  # noqa: E402
 from .formats.gguf_write import save_gguf  # noqa: E402
-from .formats.safetensors_file import SafetensorsFile, load_safetensors, save_safetensors  # noqa: E402
+from .formats.safetensors_file import (  # noqa: E402
+    SafetensorsFile, load_safetensors, load_safetensors_bytes, save_safetensors, save_safetensors_bytes)
 
 # Checkpoints as their libraries write them (formats/checkpoint/, ADR-063): one quantized Tensor per weight.
 from .formats.checkpoint import Checkpoint, load_checkpoint, save_checkpoint  # noqa: E402
@@ -94,6 +95,7 @@ __all__ = [
     "load_checkpoint",
     "load_gguf",
     "load_safetensors",
+    "load_safetensors_bytes",
     "numpy_dtype",
     "quantize_affine",
     "quantize_mx",
@@ -103,6 +105,7 @@ __all__ = [
     "save_checkpoint",
     "save_gguf",
     "save_safetensors",
+    "save_safetensors_bytes",
     "to_ggml",
     "to_gguf",
     "to_mlx",

@@ -102,7 +102,8 @@ def _dequantized(tensors: dict[str, Tensor], dtype: str) -> dict[str, Tensor]:
 
 def _open_source(path: _Path) -> FileMapping:
     """A model file by its extension, or a checkpoint (a directory, an .onnx file) through load_checkpoint."""
-    if os.path.isdir(os.fspath(path)) or os.fspath(path).lower().endswith(".onnx"):
+    _, shown = fs_path(path, "convert")  # the path policy first: no NUL, a path at all
+    if os.path.isdir(shown) or shown.lower().endswith(".onnx"):
         from .checkpoint import load_checkpoint
 
         return load_checkpoint(path)

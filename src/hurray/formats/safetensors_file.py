@@ -6,19 +6,24 @@ dtype x shape, no duplicate names) and names each failure in a
 CorruptError. A dtype this build does not know is refused when that tensor
 is asked for; the others still load.
 
-Writing follows ADR-041: a tensor safetensors can state (a plain,
-row-major, little-endian array of one of its dtypes) is an ordinary entry;
-any other tensor (quantized, strided, big-endian, int4, ...) is written as
-one entry per buffer, the first under the tensor's own name, the rest as
+Writing follows ADR-064 (amending ADR-041): by default the file is byte for
+byte the one ``safetensors.numpy.save_file`` writes for the same dict
+(safetensors_layout.py). A plain tensor of a safetensors dtype is an
+ordinary entry whatever its layout: its values in C order, little-endian,
+empty arrays with their dtype and shape. Only what safetensors cannot state
+(quantized tensors, packed sub-byte types it lacks, GGML blocks) is written
+as one entry per buffer, the first under the tensor's own name, the rest as
 ``NAME.scale``, ``NAME.zero_point``, ``NAME.global_scale`` when that buffer
-holds just that part, else ``NAME.buffer<i>``; its descriptor goes into
-``__metadata__["hurray"]``. load_safetensors puts the buffers back under
-the descriptor, so the tensor comes back exactly.
+holds just that part, else ``NAME.buffer<i>``, with its descriptor in
+``__metadata__["hurray"]``; load_safetensors puts the buffers back under the
+descriptor, so the tensor comes back exactly. A ``hurray`` key that is not
+such a record is the user's metadata.
 """
 from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import struct
 from collections.abc import Callable, Mapping
@@ -28,6 +33,7 @@ import ml_dtypes
 import numpy as np
 
 from ..quant import ggml as _ggml
+from . import safetensors_layout as _layout
 from ._atomic import AtomicFile, replace_atomically
 from ..io._pairs import as_tensor, utf8
 from ..io._tensor_map import TensorMap, check_held, close_quietly, corrupt, map_file
@@ -37,14 +43,14 @@ from ..errors import CorruptError, HurrayError, InvalidArgumentError, Unsupporte
 from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
 
-__all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "save_safetensors"]
+__all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "load_safetensors_bytes", "save_safetensors",
+           "save_safetensors_bytes"]
 
 _WHAT = "load_safetensors"
 MAX_HEADER = 100_000_000  # safetensors' own limit
 MAX_ELEMENTS = 1 << 60  # a shape's dimensions other than zeros multiply to at most this (the GGUF reader's too)
 METADATA_KEY = "hurray"
 FORMAT = 1
-_DATA_ALIGNMENT = 64  # the header is padded with spaces so the data starts here
 
 # safetensors dtype -> (Hurray dtype, bits per element). F4 is packed two per
 # byte, element 0 in the low nibble; F6 is a bit stream, element 0 in the low bits.
@@ -161,19 +167,44 @@ def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _
     return entries
 
 
+def _ours(raw: str, path: str) -> Optional[dict[str, Any]]:
+    """The record of ADR-041 in ``__metadata__["hurray"]``, or None when the value is someone else's.
+
+    Ours is a JSON object with an integer ``format`` and a ``tensors`` object
+    (ADR-064 § 3); any other value is ordinary metadata. A record of a format
+    this build does not read is refused rather than shown as loose parts."""
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                twice.append(key)
+            out[key] = value
+        return out
+
+    try:
+        record = json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # 100,000 nested brackets are a RecursionError
+        return None
+    if not (isinstance(record, dict) and type(record.get("format")) is int
+            and isinstance(record.get("tensors"), dict)):
+        return None
+    if twice:
+        raise _fail(path, f"__metadata__[{METADATA_KEY!r}]: duplicate name {twice[0]!r} in Hurray's record")
+    if record["format"] != FORMAT:
+        raise UnsupportedError(f"{_WHAT}: {path!r}: __metadata__[{METADATA_KEY!r}] is a Hurray record of format "
+                               f"{record['format']}; this build reads format {FORMAT}")
+    return record
+
+
 def _composites(meta: dict[str, str], entries: _Entries, path: str) -> _Composites:
     """Tensors written as parts (ADR-041): name -> (descriptor bytes, entry names)."""
-    raw = meta.pop(METADATA_KEY, None)
-    if raw is None:
+    raw = meta.get(METADATA_KEY)
+    record = None if raw is None else _ours(raw, path)
+    if record is None:
         return {}
-    try:
-        record = json.loads(raw, object_pairs_hook=_no_duplicates(path))
-    except (ValueError, RecursionError) as exc:  # 100,000 nested brackets are a RecursionError
-        if isinstance(exc, HurrayError):
-            raise
-        raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not valid JSON ({type(exc).__name__})") from None
-    if not isinstance(record, dict) or record.get("format") != FORMAT or not isinstance(record.get("tensors"), dict):
-        raise _fail(path, f"__metadata__[{METADATA_KEY!r}] is not a format-{FORMAT} record of tensors")
+    del meta[METADATA_KEY]
     out: _Composites = {}
     claimed: set[str] = set()
     for name, spec in record["tensors"].items():
@@ -217,7 +248,8 @@ class SafetensorsFile(TensorMap):
     """A safetensors file: a read-only Mapping of names to Tensors, and `.metadata`.
 
     `metadata` is ``__metadata__`` without the ``hurray`` record of ADR-041.
-    Tensors are zero-copy views of the memory map, except F6 ones, which
+    Tensors are zero-copy views of the memory map (or of the bytes given to
+    load_safetensors_bytes), except F6 ones, which
     Hurray holds one element per byte and so unpacks into new memory.
     """
 
@@ -232,6 +264,11 @@ class SafetensorsFile(TensorMap):
         visible.update((name, ("composite", name)) for name in composites)
         super().__init__(path, mapped, visible, metadata)
         self._size = 0 if mapped is None else len(mapped)
+
+    def _release(self) -> None:
+        if isinstance(self._map, mmap.mmap):
+            super()._release()
+        self._map = None  # bytes stay alive as long as a tensor views them
 
     def _bytes(self, start: int, nbytes: int) -> np.ndarray:
         if nbytes == 0 or self._map is None:
@@ -277,56 +314,85 @@ def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
-def load_safetensors(path: str | os.PathLike[str]) -> SafetensorsFile:
-    """Open the safetensors file at `path`: a read-only Mapping of tensor names to Tensors.
-
-    Tensors are zero-copy, read-only views of a memory map that stays alive
-    as long as any of them does (F6 tensors excepted: they are unpacked).
-    Tensors written by save_safetensors as parts come back whole.
-    """
-    mapped, size = map_file(path, _WHAT)
-    data = mapped if mapped is not None else b""
-    where = os.fspath(path)
+def _open(where: str, held: Any, size: int) -> SafetensorsFile:
+    """The SafetensorsFile over `held` (an mmap, read-only bytes, or None for no bytes)."""
+    data = held if held is not None else b""
     try:
         data_start, header = _header(data, size, where)
         meta = _user_metadata(header, where)
         entries = _entries(header, data_start, size, where)
         composites = _composites(meta, entries, where)
     except BaseException:
-        close_quietly(mapped)
+        if isinstance(held, mmap.mmap):
+            close_quietly(held)
         raise
-    return SafetensorsFile(path, mapped, entries, composites, meta)
+    return SafetensorsFile(where, held, entries, composites, meta)
+
+
+def load_safetensors(path: str | os.PathLike[str]) -> SafetensorsFile:
+    """Open the safetensors file at `path`: a read-only Mapping of tensor names to Tensors.
+
+    Tensors are zero-copy, read-only views of a memory map that stays alive
+    as long as any of them does (F6 tensors excepted: they are unpacked).
+    Tensors written by save_safetensors as parts come back whole. A missing
+    file is a HurrayFileNotFoundError, a FileNotFoundError.
+    """
+    mapped, size = map_file(path, _WHAT)
+    return _open(os.fspath(path), mapped, size)
+
+
+def load_safetensors_bytes(data: Any) -> SafetensorsFile:
+    """Read the safetensors file held in `data` (bytes or any contiguous bytes-like object).
+
+    As load_safetensors, zero-copy: the tensors are read-only views of
+    `data`, which they keep alive; the mapping's path is ``"<bytes>"``.
+    """
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise InvalidArgumentError(f"load_safetensors_bytes: expected bytes, not {type(data).__name__}") from None
+    if not view.c_contiguous:
+        raise InvalidArgumentError("load_safetensors_bytes: the bytes must be contiguous")
+    view = view.cast("B").toreadonly()
+    return _open("<bytes>", view if view.nbytes else None, view.nbytes)
 
 
 # ---- writing -------------------------------------------------------------
 
 def _direct(tensor: Tensor) -> Optional[tuple[str, tuple[int, ...], np.ndarray]]:
-    """(safetensors dtype, shape, uint8 bytes) when safetensors can state `tensor` as it is, else None."""
+    """(safetensors dtype, shape, uint8 bytes) when safetensors can state `tensor`'s values, else None.
+
+    A plain tensor of a safetensors dtype is its values in C order,
+    little-endian, whatever its strides and byte order (ADR-064 § 2): those
+    are layout, which safetensors has no word for. F4 and F6 are packed, so
+    only their canonical packing is theirs; any other goes into the record."""
     desc = tensor.descriptor
     st = _BY_HURRAY.get(desc.dtype)
     if st is None or desc.scheme != "none":
         return None
+    shape = tuple(desc.shape)
+    count = math.prod(shape)
+    if count == 0:  # numpy gives empty arrays zero strides: nothing to lay out
+        return st, shape, np.zeros(0, np.uint8)
     bits = SAFETENSORS_DTYPES[st][1]
-    count = math.prod(desc.shape)
-    if bits == 4:
-        packing: Optional[str] = "lsb_first"
-    elif bits == 6:
-        packing = "padded"
-    else:
-        packing = None
+    if bits >= 8:
+        try:
+            values = np.asarray(tensor)
+        except HurrayError:
+            return None
+        little = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<"))
+        return st, shape, little.reshape(-1).view(np.uint8)
     if count * bits % 8:
         return None
     try:
-        canonical = Descriptor.build(desc.dtype, desc.shape, packing=packing)
+        canonical = Descriptor.build(desc.dtype, desc.shape, packing="lsb_first" if bits == 4 else "padded")
     except HurrayError:
         return None
     if canonical != desc:
         return None
-    if count == 0:
-        return st, desc.shape, np.zeros(0, np.uint8)
     if bits == 6:
-        return st, desc.shape, _pack6(tensor.buffer(0)[:count])
-    return st, desc.shape, tensor.buffer(0)[:count * bits // 8]
+        return st, shape, _pack6(tensor.buffer(0)[:count])
+    return st, shape, tensor.buffer(0)[:count * bits // 8]
 
 
 def _part_bytes(desc: Descriptor, role: str, part: Part) -> Optional[tuple[int, int]]:
@@ -409,35 +475,24 @@ def _plan_parts(name: str, tensor: Tensor) -> list[_Planned]:
     return out
 
 
-def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *,
-                     metadata: Optional[Mapping[str, str]] = None,
-                     progress: Optional[Callable[[int, int], object]] = None) -> None:
-    """Write `tensors` (a Mapping of names to Tensors or numpy arrays) as a safetensors file.
-
-    Tensors safetensors can state are ordinary entries; every other tensor
-    is written as its buffers under the names of ADR-041, with its
-    descriptor in ``__metadata__["hurray"]``. `metadata` is a dict of
-    strings to strings kept in ``__metadata__``. The file is written to a
-    temporary file beside `path`, synced, and renamed over it. `progress`,
-    if given, is called with (bytes of data written, bytes in all) as it goes.
-    """
+def _plan(tensors: Mapping[str, Any], metadata: Optional[Mapping[str, str]],
+          alignment: int, what: str) -> tuple[bytes, list[_Planned]]:
+    """(header with its length, entries in file order) of the file for `tensors` and `metadata`."""
     if not hasattr(tensors, "items"):
-        raise InvalidArgumentError(f"save_safetensors: tensors must be a Mapping, not {type(tensors).__name__}")
-    user = dict(metadata or {})
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in user.items()):
-        raise InvalidArgumentError("save_safetensors: metadata must map strings to strings")
-    for key, text in user.items():  # a lone surrogate makes JSON that safetensors itself refuses
-        utf8(key, "save_safetensors: a metadata key")
-        utf8(text, f"save_safetensors: metadata value of {key!r}")
-    if METADATA_KEY in user:
-        raise InvalidArgumentError(f"save_safetensors: metadata key {METADATA_KEY!r} is reserved for ADR-041's record")
+        raise InvalidArgumentError(f"{what}: tensors must be a Mapping, not {type(tensors).__name__}")
+    user = None if metadata is None else dict(metadata)
+    if user is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in user.items()):
+        raise InvalidArgumentError(f"{what}: metadata must map strings to strings")
+    for key, value in (user or {}).items():  # a lone surrogate makes JSON that safetensors itself refuses
+        utf8(key, f"{what}: a metadata key")
+        utf8(value, f"{what}: metadata value of {key!r}")
     entries: list[_Planned] = []
     records: dict[str, dict[str, Any]] = {}
-    for name, value in tensors.items():
+    for name, given in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
-            raise InvalidArgumentError(f"save_safetensors: tensor name {name!r} is not a usable name")
-        utf8(name, "save_safetensors: the tensor name")
-        tensor = as_tensor(value, f"save_safetensors: tensor {name!r}")
+            raise InvalidArgumentError(f"{what}: tensor name {name!r} is not a usable name")
+        utf8(name, f"{what}: the tensor name")
+        tensor = as_tensor(given, f"{what}: tensor {name!r}")
         direct = _direct(tensor)
         if direct is not None:
             entries.append((name, *direct))
@@ -448,39 +503,41 @@ def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *
     seen: set[str] = set()
     for entry in entries:
         if entry[0] in seen:
-            raise InvalidArgumentError(f"save_safetensors: the name {entry[0]!r} is used twice "
+            raise InvalidArgumentError(f"{what}: the name {entry[0]!r} is used twice "
                                        "(a tensor's part names follow ADR-041: NAME.scale, NAME.buffer1, ...)")
         seen.add(entry[0])
     if records:
-        user[METADATA_KEY] = json.dumps({"format": FORMAT, "tensors": records}, sort_keys=True,
-                                        separators=(",", ":"))
-    _write(path, entries, user, progress)
+        if user is not None and METADATA_KEY in user:
+            raise InvalidArgumentError(f"{what}: metadata key {METADATA_KEY!r} is reserved for ADR-041's record, "
+                                       f"which tensor {next(iter(records))!r} needs")
+        user = {**(user or {}), METADATA_KEY: json.dumps({"format": FORMAT, "tensors": records}, sort_keys=True,
+                                                         separators=(",", ":"))}
+    ordered = _layout.order([(name, st, shape, data) for name, st, shape, data in entries])
+    text = _layout.header([(name, st, shape, data.size) for name, st, shape, data in ordered], user, alignment)
+    return struct.pack("<Q", len(text)) + text, ordered
 
 
-def _itemsize(st: str) -> int:
-    return max(1, SAFETENSORS_DTYPES[st][1] // 8)
+def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, Any], *,
+                     metadata: Optional[Mapping[str, str]] = None, alignment: int = 8,
+                     progress: Optional[Callable[[int, int], object]] = None) -> None:
+    """Write `tensors` (a Mapping of names to Tensors or numpy arrays) as a safetensors file.
 
-
-def _write(path: str | os.PathLike[str], entries: list[_Planned], user: dict[str, str],
-           progress: Optional[Callable[[int, int], object]]) -> None:
-    # Widest elements first, so that every tensor starts at a multiple of its
-    # element size once the data itself starts at _DATA_ALIGNMENT.
-    entries = sorted(entries, key=lambda e: (-_itemsize(e[1]), e[0]))
-    header: dict[str, Any] = {}
-    if user:
-        header["__metadata__"] = user
-    at = 0
-    for name, st, shape, data in entries:
-        header[name] = {"dtype": st, "shape": list(shape), "data_offsets": [at, at + data.size]}
-        at += data.size
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    padded = -(-(8 + len(text)) // _DATA_ALIGNMENT) * _DATA_ALIGNMENT - 8
-    text += b" " * (padded - len(text))
+    By default the file is byte for byte what ``safetensors.numpy.save_file``
+    writes for the same dict (ADR-064); `alignment`, a power of two of 8 or
+    more, pads the header so the data starts at a multiple of it. Plain
+    tensors of safetensors' dtypes are ordinary entries (C order,
+    little-endian); every other tensor is written as its buffers under the
+    names of ADR-041, with its descriptor in ``__metadata__["hurray"]``.
+    `metadata` is a dict of strings to strings kept in ``__metadata__``. The
+    file is written to a temporary file beside `path`, synced, and renamed
+    over it. `progress`, if given, is called with (bytes of data written,
+    bytes in all) as it goes.
+    """
+    head, entries = _plan(tensors, metadata, alignment, "save_safetensors")
     total = sum(data.size for _, _, _, data in entries)
 
     def write(out: AtomicFile) -> None:
-        out.write(struct.pack("<Q", len(text)))
-        out.write(text)
+        out.write(head)
         done = 0
         for _, _, _, data in entries:
             if data.size:
@@ -490,3 +547,16 @@ def _write(path: str | os.PathLike[str], entries: list[_Planned], user: dict[str
                     progress(done, total)
 
     replace_atomically(path, write, "save_safetensors")
+
+
+def save_safetensors_bytes(tensors: Mapping[str, Any], *, metadata: Optional[Mapping[str, str]] = None,
+                           alignment: int = 8) -> bytes:
+    """The bytes of the safetensors file save_safetensors writes, as ``safetensors.numpy.save`` returns them."""
+    head, entries = _plan(tensors, metadata, alignment, "save_safetensors_bytes")
+    out = bytearray(len(head) + sum(data.size for _, _, _, data in entries))
+    out[:len(head)] = head
+    at = len(head)
+    for _, _, _, data in entries:
+        out[at:at + data.size] = np.ascontiguousarray(data).data
+        at += data.size
+    return bytes(out)

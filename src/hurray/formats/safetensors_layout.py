@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from ..errors import InvalidArgumentError
 
@@ -32,8 +32,11 @@ DTYPE_ORDER = {name: rank for rank, name in enumerate((
 Planned = tuple[str, str, Sequence[int], int]
 
 
-def order(entries: Sequence[Planned]) -> list[Planned]:
-    """The entries in safetensors' order: dtype enum descending, then name."""
+_E = TypeVar("_E", bound=tuple[Any, ...])
+
+
+def order(entries: Sequence[_E]) -> list[_E]:
+    """The entries (name, safetensors dtype, ...) in safetensors' order: dtype enum descending, then name."""
     ranked = sorted(entries, key=lambda e: e[0])
     return sorted(ranked, key=lambda e: DTYPE_ORDER.get(e[1], -1), reverse=True)
 

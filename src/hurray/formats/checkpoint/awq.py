@@ -19,7 +19,9 @@ from functools import partial
 from typing import Any
 
 from ._claims import Built, Claim, Stated, config_int, contradiction, expect, module_of, refusal, stored_as, unstatable
-from ._graph import Node, Step, Stored, build, read, same_graph
+from ...core.descriptor import Descriptor
+from ...core.nodes import Node, Step, Stored, Words
+from ._graph import same_graph
 from .sources import Sources
 
 __all__ = ["AWQ_ORDER", "claim", "config", "gemm_graph", "gemv_graph", "state", "zeros_width"]
@@ -45,21 +47,19 @@ def zeros_width(I: int, gs: int) -> int:
     return -(-(-(-(I // gs) // 8)) // pack) * pack
 
 
-def gemm_graph(O: int, I: int, gs: int) -> list[Node]:
-    slots: dict[str, Any] = dict(container_bits=32, packed_axis=0, packing="slots", chunk_containers=1,
-                                 chunk_stride=1, order=AWQ_ORDER)
-    return [Step("sub_mul", "float16", (O, I), 1, 2, 3, blocks=(1, gs)),
-            Stored("uint4", (O, I), 0, strides=(1, O // 8), **slots),
-            Stored("float16", (O, I // gs), 1, strides=(1, O)),
-            Stored("uint4", (O, I // gs), 2, strides=(1, O // 8), **slots)]
+def gemm_graph(O: int, I: int, gs: int) -> Node:
+    slots = Words.slots(32, 4, 0, order=AWQ_ORDER)
+    return Step("sub_mul", "float16", (O, I), Stored("uint4", (O, I), 0, strides=(1, O // 8), packing=slots),
+                Stored("float16", (O, I // gs), 1, strides=(1, O)),
+                Stored("uint4", (O, I // gs), 2, strides=(1, O // 8), packing=slots), blocks=(1, gs))
 
 
-def gemv_graph(O: int, I: int, gs: int, wz: int) -> list[Node]:
+def gemv_graph(O: int, I: int, gs: int, wz: int) -> Node:
     G = I // gs
-    return [Step("sub_mul", "float16", (O, I), 1, 2, 3, blocks=(1, gs)),
-            Stored("uint4", (O, I), 0, container_bits=32, packed_axis=1, packing="dense", strides=(I // 8, 1)),
-            Stored("float16", (O, G), 1, strides=(wz * 8, 1)),
-            Stored("uint4", (O, G), 2, container_bits=32, packed_axis=1, packing="dense", strides=(wz, 1))]
+    return Step("sub_mul", "float16", (O, I), Stored("uint4", (O, I), 0, strides=(I // 8, 1),
+                                                     packing=Words(32, packed_axis=1)),
+                Stored("float16", (O, G), 1, strides=(wz * 8, 1)),
+                Stored("uint4", (O, G), 2, strides=(wz, 1), packing=Words(32, packed_axis=1)), blocks=(1, gs))
 
 
 def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> Built:
@@ -82,7 +82,7 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
             raise contradiction(name, f"group_size {gs} does not divide the {I} inputs")
         expect(sources, name, f"{module}.scales", ("float16",), (I // gs, O), "scales")
         expect(sources, name, f"{module}.qzeros", ("int32",), (I // gs, O // 8), "qzeros")
-        nodes = gemm_graph(O, I, gs)
+        root = gemm_graph(O, I, gs)
     else:
         O, I = qweight[0], qweight[1] * 8
         if I % gs:
@@ -90,10 +90,10 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
         wz = zeros_width(I, gs)
         expect(sources, name, f"{module}.scales", ("float16",), (O, wz * 8), "scales")
         expect(sources, name, f"{module}.qzeros", ("int32",), (O, wz), "qzeros")
-        nodes = gemv_graph(O, I, gs, wz)
+        root = gemv_graph(O, I, gs, wz)
     arrays = tuple(sources.data(f"{module}.{s}") for s in ("qweight", "scales", "qzeros"))
     words = f"int4 affine, groups of {gs}, fp16 scales (AWQ {version.upper()})"
-    return Built(build((O, I), nodes, "float16"), arrays, words)
+    return Built(Descriptor.graph((O, I), root, result_dtype="float16"), arrays, words)
 
 
 # ---- writing -------------------------------------------------------------------------
@@ -101,16 +101,14 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
 def state(name: str, tensor: Any) -> Stated:
     """qweight, qzeros and scales of a weight whose graph is AWQ's GEMM or GEMV one."""
     module = module_of(name, "AWQ")
-    nodes, _ = read(tensor.descriptor)
-    step = nodes[0]
-    if not (isinstance(step, Step) and len(nodes) == 4 and isinstance(nodes[1], Stored) and len(step.shape) == 2
-            and step.blocks is not None):
+    step = tensor.descriptor.root
+    if not (isinstance(step, Step) and isinstance(step.x, Stored) and isinstance(step.x.packing, Words)
+            and len(step.shape) == 2 and step.blocks is not None):
         raise unstatable(name, "AWQ", "it is not (q - z) * s in fp16 over 4-bit codes")
     O, I = step.shape
     gs = step.blocks[1]
-    x = nodes[1]
-    if x.packed_axis == 0 and O % 8 == 0 and gs and I % gs == 0 and same_graph(tensor.descriptor, (O, I),
-                                                                                gemm_graph(O, I, gs)):
+    if step.x.packing.packed_axis == 0 and O % 8 == 0 and gs and I % gs == 0 and same_graph(
+            tensor.descriptor, (O, I), gemm_graph(O, I, gs)):
         G = I // gs
         entries = {f"{module}.qweight": stored_as(tensor, 0, "<i4", (I, O // 8)),
                    f"{module}.qzeros": stored_as(tensor, 2, "<i4", (G, O // 8)),

@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 
 from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, refusal, small, stored_as, unstatable
-from ._graph import Constant, Node, Step, Stored, build, constant_bits, read, same_graph
+from ...core.descriptor import Descriptor
+from ...core.nodes import Constant, Node, Step, Stored, Words
+from ._graph import same_graph
 from .sources import Sources, parse_json
 
 __all__ = ["FP4", "NF4", "ONE_OVER_127", "MAX_BLOB", "claim", "config", "four_bit_graph", "int8_graph", "state"]
@@ -83,28 +85,25 @@ def _same_table(stored: np.ndarray, table: np.ndarray, quant_type: str) -> bool:
     return bool(same.all())
 
 
-def four_bit_graph(n: int, bs: int, nested: bool, offset_bits: int = 0) -> list[Node]:
+def four_bit_graph(n: int, bs: int, nested: bool, offset: float = 0.0) -> Node:
     """NF4/FP4 over n flattened elements: codes (buffer 0, high nibble first) through the stored
     quant_map (1) times absmax (2, fp32), or, nested, absmax (2, uint8) through nested_quant_map (3)
     times nested_absmax (4) plus the nested offset."""
-    nodes: list[Node] = [
-        Step("mul", "float32", (n,), 1, 3, blocks=(bs,), ragged=n % bs != 0),
-        Stored("uint4", (n,), 0, container_bits=8, packed_axis=0, packing="slots", chunk_containers=1,
-               chunk_stride=1, order=(1, 0), codebook=2),
-        Stored("float32", (16,), 1),
-    ]
+    codes = Stored("uint4", (n,), 0, packing=Words.slots(8, 4, 0, order=(1, 0)), strides=(1,),
+                   codebook=Stored("float32", (16,), 1))
     blocks = -(-n // bs)
-    if not nested:
-        return nodes + [Stored("float32", (blocks,), 2)]
-    return nodes + [Step("mul_add", "float32", (blocks,), 4, 6, 7, blocks=(256,), ragged=blocks % 256 != 0),
-                    Stored("uint8", (blocks,), 2, codebook=5), Stored("float32", (256,), 3),
-                    Stored("float32", (-(-blocks // 256),), 4), Constant("float32", offset_bits)]
+    absmax: Node = Stored("float32", (blocks,), 2)
+    if nested:
+        absmax = Step("mul_add", "float32", (blocks,), Stored("uint8", (blocks,), 2, codebook=Stored("float32", (256,), 3)),
+                      Stored("float32", (-(-blocks // 256),), 4), Constant("float32", offset), blocks=(256,),
+                      ragged=blocks % 256 != 0)
+    return Step("mul", "float32", (n,), codes, absmax, blocks=(bs,), ragged=n % bs != 0)
 
 
-def int8_graph(O: int, I: int) -> list[Node]:
+def int8_graph(O: int, I: int) -> Node:
     """LLM.int8: fp32((q * SCB) * fp32(1/127)): codes (buffer 0), SCB (1)."""
-    return [Step("mul", "float32", (O, I), 1, 4, blocks=(O, I)), Step("mul", "float32", (O, I), 2, 3, blocks=(1, I)),
-            Stored("int8", (O, I), 0), Stored("float32", (O, 1), 1), Constant("float32", ONE_OVER_127)]
+    rows = Step("mul", "float32", (O, I), Stored("int8", (O, I), 0), Stored("float32", (O, 1), 1), blocks=(1, I))
+    return Step("mul", "float32", (O, I), rows, Constant.from_bits("float32", ONE_OVER_127), blocks=(O, I))
 
 
 def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
@@ -134,26 +133,27 @@ def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
         raise refusal(name, f"its quant_map differs from bnb's {quant_type} table, which bnb dequantizes with")
     arrays = [sources.data(name), sources.data(f"{name}.quant_map")]
     nested = "nested_offset" in state or f"{name}.nested_absmax" in sources
-    offset_bits = 0
+    offset = 0.0
     if nested:
-        nbs, offset = state.get("nested_blocksize"), state.get("nested_offset")
+        nbs, nested_offset = state.get("nested_blocksize"), state.get("nested_offset")
         if nbs != 256 or state.get("nested_dtype", "float32") != "float32":
             raise contradiction(name, f"nested_blocksize {nbs!r}, nested_dtype {state.get('nested_dtype')!r}")
-        if not isinstance(offset, (int, float)) or isinstance(offset, bool) or not math.isfinite(offset):
-            raise contradiction(name, f"nested_offset {offset!r}")
+        if not isinstance(nested_offset, (int, float)) or isinstance(nested_offset, bool) or \
+                not math.isfinite(nested_offset):
+            raise contradiction(name, f"nested_offset {nested_offset!r}")
         expect(sources, name, f"{name}.absmax", ("uint8",), (blocks,), "absmax")
         expect(sources, name, f"{name}.nested_quant_map", ("float32",), (256,), "nested_quant_map")
         expect(sources, name, f"{name}.nested_absmax", ("float32",), (-(-blocks // 256),), "nested_absmax")
-        offset_bits = constant_bits("float32", offset)
+        offset = float(nested_offset)
         arrays += [sources.data(f"{name}.absmax"), sources.data(f"{name}.nested_quant_map"),
                    sources.data(f"{name}.nested_absmax")]
     else:
         expect(sources, name, f"{name}.absmax", ("float32",), (blocks,), "absmax")
         arrays.append(sources.data(f"{name}.absmax"))
-    nodes = four_bit_graph(n, bs, nested, offset_bits)
     words = (f"{quant_type} codebook, blocks of {bs} over the flattened tensor, "
              f"{'nested (uint8, 256) ' if nested else ''}fp32 absmax, {SHORT[dtype]} result (bitsandbytes)")
-    return Built(build(tuple(shape), nodes, dtype), tuple(arrays), words)
+    return Built(Descriptor.graph(tuple(shape), four_bit_graph(n, bs, nested, offset), result_dtype=dtype),
+                 tuple(arrays), words)
 
 
 def _int8(sources: Sources, name: str, module: str) -> Built:
@@ -169,7 +169,7 @@ def _int8(sources: Sources, name: str, module: str) -> Built:
         if value.size != 1 or int(value[0]) != 0:
             raise refusal(name, f"LLM.int8 weight_format {value.tolist()} (only 0, row, is loadable)")
     arrays = (sources.data(name), sources.data(f"{module}.SCB"))
-    return Built(build((O, I), int8_graph(O, I), "float32"), arrays,
+    return Built(Descriptor.graph((O, I), int8_graph(O, I), result_dtype="float32"), arrays,
                  "int8 symmetric, per output row, fp32 scales times fp32(1/127) (bitsandbytes LLM.int8)")
 
 
@@ -180,20 +180,20 @@ def state(name: str, tensor: Any) -> Stated:
     if not name.endswith(".weight"):
         raise unstatable(name, "bitsandbytes", "a quantized weight's name must end in '.weight'")
     desc = tensor.descriptor
-    nodes, result = read(desc)
+    step, result = desc.root, desc.result_dtype
     shape = tuple(desc.shape)
-    if len(nodes) == 5 and len(shape) == 2 and same_graph(desc, shape, int8_graph(*shape)):
+    if len(shape) == 2 and same_graph(desc, shape, int8_graph(*shape)):
         O, I = shape
         return Stated({name: stored_as(tensor, 0, np.int8, shape), f"{name[:-7]}.SCB": stored_as(tensor, 1, "<f4", (O,)),
                        f"{name[:-7]}.weight_format": np.zeros((), np.uint8)}, {"kind": "int8"})
-    step = nodes[0]
-    if not (isinstance(step, Step) and len(step.shape) == 1 and step.blocks is not None and len(nodes) in (4, 8)):
+    if not (isinstance(step, Step) and len(step.shape) == 1 and step.blocks is not None):
         raise unstatable(name, "bitsandbytes", "it is not NF4/FP4 codes times a block absmax, nor LLM.int8")
     n, bs = step.shape[0], step.blocks[0]
-    nested = len(nodes) == 8
-    offset_bits = nodes[7].bits if nested and isinstance(nodes[7], Constant) else 0
+    scale = step.scale
+    nested = isinstance(scale, Step)
+    offset = scale.offset.value if isinstance(scale, Step) and isinstance(scale.offset, Constant) else 0.0
     if bs not in BLOCKSIZES or n != math.prod(shape) or not same_graph(desc, shape,
-                                                                       four_bit_graph(n, bs, nested, offset_bits)):
+                                                                       four_bit_graph(n, bs, nested, offset)):
         raise unstatable(name, "bitsandbytes", "its graph is not bnb's 4-bit one")
     table = stored_as(tensor, 1, "<f4", (16,))
     kinds = [k for k, ref in (("nf4", NF4), ("fp4", FP4)) if _same_table(table, ref, k)]
@@ -204,7 +204,6 @@ def state(name: str, tensor: Any) -> Stated:
     entries = {name: stored_as(tensor, 0, np.uint8, (-(-n // 2), 1)), f"{name}.quant_map": table}
     blob: dict[str, Any] = {"quant_type": kinds[0], "blocksize": bs, "dtype": result, "shape": list(shape)}
     if nested:
-        offset = float(np.array([offset_bits], np.uint32).view(np.float32)[0])
         entries[f"{name}.absmax"] = stored_as(tensor, 2, np.uint8, (blocks,))
         entries[f"{name}.nested_absmax"] = stored_as(tensor, 4, "<f4", (-(-blocks // 256),))
         entries[f"{name}.nested_quant_map"] = stored_as(tensor, 3, "<f4", (256,))

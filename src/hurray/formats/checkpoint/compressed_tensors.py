@@ -30,7 +30,9 @@ import numpy as np
 
 from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, module_of, refusal, row_major, small, stored_as, \
     unstatable
-from ._graph import Node, Step, Stored, build, read, same_graph
+from ...core.descriptor import Descriptor
+from ...core.nodes import Node, Step, Stored, Words
+from ._graph import container_bits, same_graph
 from .sources import Sources
 
 __all__ = ["KNOWN_UP_TO", "affine_graph", "claim", "config", "dense_from", "fp_graph", "packed_codes", "packed_zeros",
@@ -212,7 +214,6 @@ def _build(sources: Sources, name: str, module: str, args: dict[str, Any], fmt: 
     scale_key, zp_key = f"{module}.weight_scale", f"{module}.weight_zero_point"
     if f"{module}.weight_g_idx" in sources:
         raise refusal(name, "weight_g_idx (the removed 'group' actorder of compressed-tensors <= 0.9) is not read")
-    nodes: list[Node]
     if fmt == "pack-quantized":
         if kind != "int":
             raise contradiction(name, f"pack-quantized with type {kind!r}")
@@ -276,58 +277,55 @@ def _build(sources: Sources, name: str, module: str, args: dict[str, Any], fmt: 
         label = fmt
         code_words = "fp8 e4m3" if kind == "float" else f"int{bits}"
     t = sources.entry(scale_key).dtype or "float32"
-    nodes = affine_graph(shape, x, t, blocks, grid, ragged, zp)
     form = "affine" if zp is not None else "symmetric"
     words = f"{code_words} {form}, {grouping}, {SHORT[t]} scales ({CONVENTION} {label})"
-    return Built(build(shape, nodes, t), tuple(arrays), words)
+    return Built(Descriptor.graph(shape, affine_graph(shape, x, t, blocks, grid, ragged, zp), result_dtype=t),
+                 tuple(arrays), words)
 
 
 def packed_codes(shape: tuple[int, ...], bits: int, dense: bool) -> Stored:
     """weight_packed (buffer 0): offset-binary b-bit codes in int32 words along the last axis."""
     words = -(-shape[-1] * bits // 32) if dense else -(-shape[-1] // (32 // bits))
-    return Stored(f"uint{bits}", shape, 0, container_bits=32, packed_axis=len(shape) - 1,
-                  strides=row_major(shape[:-1] + (words,)), code_offset=-(1 << (bits - 1)), **_packing(bits, dense))
+    return Stored(f"uint{bits}", shape, 0, strides=row_major(shape[:-1] + (words,)),
+                  packing=_words(bits, dense, len(shape) - 1), code_offset=-(1 << (bits - 1)))
 
 
 def packed_zeros(shape: tuple[int, ...], grid: tuple[int, ...], bits: int, dense: bool) -> Stored:
     """weight_zero_point of group and channel strategies (buffer 2): packed down the output axis."""
     rows = -(-shape[-2] * bits // 32) if dense else -(-shape[-2] // (32 // bits))
-    return Stored(f"uint{bits}", grid, 2, container_bits=32, packed_axis=len(grid) - 2,
-                  strides=row_major(grid[:-2] + (rows, grid[-1])), code_offset=-(1 << (bits - 1)),
-                  **_packing(bits, dense))
+    return Stored(f"uint{bits}", grid, 2, strides=row_major(grid[:-2] + (rows, grid[-1])),
+                  packing=_words(bits, dense, len(grid) - 2), code_offset=-(1 << (bits - 1)))
 
 
-def _packing(bits: int, dense: bool) -> dict[str, Any]:
-    if dense:
-        return {"packing": "dense"}
-    return {"packing": "slots", "chunk_containers": 1, "chunk_stride": 1, "order": tuple(range(32 // bits))}
+def _words(bits: int, dense: bool, axis: int) -> Words:
+    """A dense stream from 0.18.0; floor(32/b) codes a word, LSB first, before it."""
+    return Words(32, packed_axis=axis) if dense else Words.slots(32, bits, axis)
 
 
 def affine_graph(shape: tuple[int, ...], x: Stored, t: str, blocks: tuple[int, ...], grid: tuple[int, ...],
-                 ragged: bool, zp: Optional[Stored]) -> list[Node]:
+                 ragged: bool, zp: Optional[Stored]) -> Node:
     """(q - zp) * s or q * s in the scale dtype t: codes x (buffer 0), scales (1), zero points (2)."""
     s = Stored(t, grid, 1)
     if zp is None:
-        return [Step("mul", t, shape, 1, 2, blocks=blocks, ragged=ragged), x, s]
-    return [Step("sub_mul", t, shape, 1, 2, 3, blocks=blocks, ragged=ragged), x, s, zp]
+        return Step("mul", t, shape, x, s, blocks=blocks, ragged=ragged)
+    return Step("sub_mul", t, shape, x, s, zp, blocks=blocks, ragged=ragged)
 
 
-def fp_graph(shape: tuple[int, ...], fmt: str, row_bytes: int = 0) -> list[Node]:
+def fp_graph(shape: tuple[int, ...], fmt: str, row_bytes: int = 0) -> Node:
     """nvfp4-, mxfp4-, mxfp6-pack-quantized and mxfp8-quantized: codes (0), scales (1), global scale (2)."""
     rows, cols = shape
     if fmt == "mxfp8-quantized":
         x = Stored("float8_e4m3fn", shape, 0)
     elif fmt == "mxfp6-pack-quantized":
-        x = Stored("float6_e2m3fn", shape, 0, container_bits=8, packed_axis=1, packing="dense",
-                   strides=(row_bytes or cols * 3 // 4, 1))
+        x = Stored("float6_e2m3fn", shape, 0, strides=(row_bytes or cols * 3 // 4, 1), packing=Words(8, packed_axis=1))
     else:
         x = Stored("float4_e2m1fn", shape, 0, packing="lsb_first")
     if fmt == "nvfp4-pack-quantized":
         grid = (rows, cols // 16)
-        return [Step("mul", "float32", shape, 1, 2, blocks=(1, 16)), x, Step("div", "float32", grid, 3, 4, blocks=grid),
-                Stored("float8_e4m3fn", grid, 1), Stored("float32", (1, 1), 2)]
-    return [Step("mul", "bfloat16", shape, 1, 2, blocks=(1, 32)), x,
-            Stored("float8_e8m0fnu", (rows, cols // 32), 1, no_nan=True)]
+        scale = Step("div", "float32", grid, Stored("float8_e4m3fn", grid, 1), Stored("float32", (1, 1), 2), blocks=grid)
+        return Step("mul", "float32", shape, x, scale, blocks=(1, 16))
+    return Step("mul", "bfloat16", shape, x, Stored("float8_e8m0fnu", (rows, cols // 32), 1, value_rule="e8m0_no_nan"),
+                blocks=(1, 32))
 
 
 def _squeeze_ok(sources: Sources, key: str, grid: tuple[int, ...]) -> Optional[tuple[Optional[int], ...]]:
@@ -372,7 +370,7 @@ def _build_fp(sources: Sources, name: str, module: str, args: dict[str, Any], fm
         expect(sources, name, scale_key, ("uint8", "float8_e8m0fnu"), grid, "weight_scale")
         arrays.append(sources.data(scale_key))
         words = f"{code}, groups of 32, e8m0 scales (255 is infinity), in bf16 ({CONVENTION} {fmt})"
-    return Built(build(shape, fp_graph(shape, fmt), "bfloat16"), tuple(arrays), words)
+    return Built(Descriptor.graph(shape, fp_graph(shape, fmt), result_dtype="bfloat16"), tuple(arrays), words)
 
 
 # ---- writing -------------------------------------------------------------------------
@@ -404,26 +402,26 @@ def state(name: str, tensor: Any) -> Stated:
     """The stored tensors and the QuantizationArgs of a weight whose graph is a compressed-tensors one."""
     module = module_of(name, CONVENTION)
     desc = tensor.descriptor
-    nodes, _ = read(desc)
     shape = tuple(desc.shape)
     if len(shape) != 2:
         raise unstatable(name, CONVENTION, f"a weight of rank {len(shape)} (this build writes [out, in] weights)")
     for fmt in ("nvfp4-pack-quantized", "mxfp4-pack-quantized", "mxfp6-pack-quantized", "mxfp8-quantized"):
         if shape[1] % 16 == 0 and same_graph(desc, shape, fp_graph(shape, fmt)):
             return _state_fp(name, module, tensor, shape, fmt)
-    step, x = nodes[0], nodes[1] if len(nodes) > 1 else None
-    if not (len(nodes) in (3, 4) and isinstance(step, Step) and isinstance(x, Stored) and isinstance(nodes[2], Stored)
-            and step.form in ("mul", "sub_mul")
-            and step.arithmetic in _WIDE and step.blocks is not None and len(nodes) == (3 if step.form == "mul" else 4)):
+    step = desc.root
+    if not (isinstance(step, Step) and isinstance(step.x, Stored) and isinstance(step.scale, Stored)
+            and step.form in ("mul", "sub_mul") and step.arithmetic in _WIDE and step.blocks is not None
+            and (step.offset is None) == (step.form == "mul") and step.group_index is None):
         raise unstatable(name, CONVENTION, "it is not q * s or (q - zp) * s in the scale dtype")
+    x = step.x
     t = step.arithmetic
-    grid = nodes[2].shape
+    grid = step.scale.shape
     strategy = _strategy_of(shape, step.blocks, grid, step.ragged)
     if strategy is None:
         raise unstatable(name, CONVENTION, "its groups are not a strategy compressed-tensors has")
-    zp_node = nodes[3] if len(nodes) == 4 else None
+    zp_node = step.offset
     entries: dict[str, np.ndarray] = {}
-    if x.dtype.startswith("uint") and x.container_bits == 32:
+    if x.dtype.startswith("uint") and container_bits(x) == 32:
         bits = int(x.dtype[4:])
         fmt, args = "pack-quantized", {"num_bits": bits, "type": "int"}
         xs = packed_codes(shape, bits, True)
@@ -446,7 +444,7 @@ def state(name: str, tensor: Any) -> Stated:
     per_tensor = strategy["strategy"] == "tensor"
     entries[f"{module}.weight_scale"] = stored_as(tensor, 1, _np(t), (1,) if per_tensor else grid)
     if zp is not None:
-        if zp.container_bits:
+        if container_bits(zp):
             rows = -(-shape[0] * int(x.dtype[4:]) // 32)
             entries[f"{module}.weight_zero_point"] = stored_as(tensor, 2, "<i4", (rows, grid[1]))
         else:

@@ -16,7 +16,9 @@ from functools import partial
 from typing import Any
 
 from ._claims import Built, Claim, Stated, contradiction, expect, refusal, stored_as, unstatable
-from ._graph import Node, Step, Stored, build, read, same_graph
+from ...core.descriptor import Descriptor
+from ...core.nodes import Node, Step, Stored
+from ._graph import same_graph
 from .sources import Sources
 
 __all__ = ["claim", "config", "fp8_graph", "state"]
@@ -36,10 +38,10 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
     return out
 
 
-def fp8_graph(O: int, I: int, block: tuple[int, int]) -> list[Node]:
+def fp8_graph(O: int, I: int, block: tuple[int, int]) -> Node:
     grid = (-(-O // block[0]), -(-I // block[1]))
-    return [Step("mul", "float32", (O, I), 1, 2, blocks=block, ragged=O % block[0] != 0 or I % block[1] != 0),
-            Stored("float8_e4m3fn", (O, I), 0), Stored("float32", grid, 1)]
+    return Step("mul", "float32", (O, I), Stored("float8_e4m3fn", (O, I), 0), Stored("float32", grid, 1),
+                blocks=block, ragged=O % block[0] != 0 or I % block[1] != 0)
 
 
 def _build(sources: Sources, name: str, scale_key: str, config: dict[str, Any]) -> Built:
@@ -56,26 +58,26 @@ def _build(sources: Sources, name: str, scale_key: str, config: dict[str, Any]) 
         found = expect(sources, name, scale_key, ("float32",), None, "scale")
         if found.shape not in ((), (1,), (1, 1)):
             raise contradiction(name, f"a per-tensor FP8 scale of shape {list(found.shape)} (no weight_block_size)")
-        nodes: list[Node] = [Step("mul", "float32", (O, I), 1, 2, blocks=(O, I)), Stored("float8_e4m3fn", (O, I), 0),
-                 Stored("float32", (1, 1), 1)]
+        root: Node = Step("mul", "float32", (O, I), Stored("float8_e4m3fn", (O, I), 0), Stored("float32", (1, 1), 1),
+                          blocks=(O, I))
         words = "fp8 e4m3, per tensor, fp32 scale (FP8)"
     else:
         if not (isinstance(block, list) and len(block) == 2 and all(type(v) is int and v > 0 for v in block)):
             raise refusal(name, f"weight_block_size {block!r}")
         bh, bw = block
         expect(sources, name, scale_key, ("float32",), (-(-O // bh), -(-I // bw)), "weight_scale_inv")
-        nodes = fp8_graph(O, I, (bh, bw))
+        root = fp8_graph(O, I, (bh, bw))
         words = f"fp8 e4m3, blocks of {bh}x{bw}, fp32 scales (DeepSeek FP8)"
-    return Built(build((O, I), nodes, "bfloat16"), (sources.data(name), sources.data(scale_key)), words)
+    return Built(Descriptor.graph((O, I), root, result_dtype="bfloat16"), (sources.data(name), sources.data(scale_key)),
+                 words)
 
 
 # ---- writing -------------------------------------------------------------------------
 
 def state(name: str, tensor: Any) -> Stated:
     """The e4m3 weight and its weight_scale_inv grid of a block-scaled FP8 weight."""
-    nodes, _ = read(tensor.descriptor)
-    step = nodes[0]
-    if not (isinstance(step, Step) and len(step.shape) == 2 and step.blocks is not None and len(nodes) == 3):
+    step = tensor.descriptor.root
+    if not (isinstance(step, Step) and len(step.shape) == 2 and step.blocks is not None and all(step.blocks)):
         raise unstatable(name, "FP8", "it is not e4m3 codes times one fp32 scale per block")
     O, I = step.shape
     block = (step.blocks[0], step.blocks[1])

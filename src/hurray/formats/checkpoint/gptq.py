@@ -25,7 +25,9 @@ import numpy as np
 
 from ._claims import Built, Claim, Stated, config_int, contradiction, expect, module_of, refusal, small, stored_as, \
     unstatable
-from ._graph import Node, Step, Stored, build, read, same_graph
+from ...core.descriptor import Descriptor
+from ...core.nodes import Node, Step, Stored, Words
+from ._graph import container_bits, same_graph
 from .sources import Sources
 
 __all__ = ["claim", "config", "gptq_graph", "state"]
@@ -56,17 +58,17 @@ def _format(name: str, config: dict[str, Any]) -> str:
 
 
 def gptq_graph(O: int, I: int, bits: int, G: int, zwords: int, group_size: int, act_order: bool,
-               v1: bool) -> tuple[list[Node], str]:
-    """The nodes of a GPTQ weight [O, I] (buffers: qweight, scales, qzeros[, g_idx])."""
-    x = Stored(f"uint{bits}", (O, I), 0, container_bits=32, packed_axis=1, packing="dense", strides=(1, O))
+               v1: bool) -> tuple[Node, str]:
+    """The graph of a GPTQ weight [O, I] (buffers: qweight, scales, qzeros[, g_idx]) and its grouping in words."""
+    x = Stored(f"uint{bits}", (O, I), 0, strides=(1, O), packing=Words(32, packed_axis=1))
     s = Stored("float16", (O, G), 1, strides=(1, O))
-    z = Stored(f"uint{bits}", (O, G), 2, container_bits=32, packed_axis=0, packing="dense",
-               strides=(1, zwords), code_offset=1 if v1 else 0)
+    z = Stored(f"uint{bits}", (O, G), 2, strides=(1, zwords), packing=Words(32, packed_axis=0),
+               code_offset=1 if v1 else 0)
     if act_order:
-        return [Step("sub_mul", "float16", (O, I), 1, 2, 3, blocks=(1, 0), indexed_axis=1, group_index=4),
-                x, s, z, Stored("int32", (I,), 3)], "act-order"
-    return [Step("sub_mul", "float16", (O, I), 1, 2, 3, blocks=(1, group_size), ragged=I % group_size != 0),
-            x, s, z], f"groups of {group_size}"
+        return Step("sub_mul", "float16", (O, I), x, s, z, blocks=(1, 0), indexed_axis=1,
+                    group_index=Stored("int32", (I,), 3)), "act-order"
+    return Step("sub_mul", "float16", (O, I), x, s, z, blocks=(1, group_size), ragged=I % group_size != 0), \
+        f"groups of {group_size}"
 
 
 def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> Built:
@@ -116,7 +118,7 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
     v1 = fmt == "gptq"
     if v1:
         _refuse_borrowed_zeros(sources, name, f"{module}.qzeros", bits, O)
-    nodes, grouping = gptq_graph(O, I, bits, G, zwords, gs, act_order, v1)
+    root, grouping = gptq_graph(O, I, bits, G, zwords, gs, act_order, v1)
     arrays = [sources.data(f"{module}.{s}") for s in ("qweight", "scales", "qzeros")]
     if act_order:
         arrays.append(sources.data(g_idx_key))
@@ -124,7 +126,7 @@ def _build(sources: Sources, name: str, module: str, config: dict[str, Any]) -> 
     words = f"int{bits} affine, {grouping}, fp16 scales (GPTQ {version})"
     if act_order:
         words = f"int{bits} affine, groups of {gs}, act-order, fp16 scales (GPTQ {version})"
-    return Built(build((O, I), nodes, "float16"), tuple(arrays), words)
+    return Built(Descriptor.graph((O, I), root, result_dtype="float16"), tuple(arrays), words)
 
 
 def _refuse_borrowed_zeros(sources: Sources, name: str, key: str, bits: int, O: int) -> None:
@@ -145,21 +147,21 @@ def _refuse_borrowed_zeros(sources: Sources, name: str, key: str, bits: int, O: 
 def state(name: str, tensor: Any) -> Stated:
     """qweight, qzeros, scales and g_idx of a weight whose graph is a GPTQ one (v1 or v2, act-order or not)."""
     module = module_of(name, "GPTQ")
-    nodes, _ = read(tensor.descriptor)
-    step, x = nodes[0], nodes[1] if len(nodes) > 1 else None
+    step = tensor.descriptor.root
     if not (isinstance(step, Step) and step.form == "sub_mul" and step.arithmetic == "float16"
-            and isinstance(x, Stored) and x.dtype.startswith("uint") and x.container_bits == 32 and len(x.shape) == 2
-            and len(nodes) in (4, 5) and isinstance(nodes[2], Stored) and isinstance(nodes[3], Stored)):
+            and isinstance(step.x, Stored) and step.x.dtype.startswith("uint") and container_bits(step.x) == 32
+            and len(step.x.shape) == 2 and isinstance(step.scale, Stored) and isinstance(step.offset, Stored)
+            and len(step.scale.shape) == 2):
         raise unstatable(name, "GPTQ", "it is not (q - z) * s in fp16 over 32-bit words of codes")
-    bits = int(x.dtype[4:])
-    O, I = x.shape
-    G = nodes[2].shape[1]
-    act = step.group_index != 0
-    gs = -(-I // G) if act else (step.blocks or (1, 1))[1]
+    bits = int(step.x.dtype[4:])
+    O, I = step.x.shape
+    G = step.scale.shape[1]
+    act = step.group_index is not None
+    gs = (-(-I // G) if G else 0) if act else (step.blocks or (1, 1))[1]
     zwords = -(-O * bits // 32)
-    v1 = nodes[3].code_offset == 1
-    expected, _ = gptq_graph(O, I, bits, G, zwords, gs, act, v1) if bits in BITS else ([], "")
-    if not expected or not same_graph(tensor.descriptor, (O, I), expected):
+    v1 = step.offset.code_offset == 1
+    if bits not in BITS or not gs or not same_graph(tensor.descriptor, (O, I),
+                                                    gptq_graph(O, I, bits, G, zwords, gs, act, v1)[0]):
         raise unstatable(name, "GPTQ", f"its graph is not GPTQ's for {bits} bits, groups of {gs}")
     entries = {f"{module}.qweight": stored_as(tensor, 0, "<i4", (-(-I * bits // 32), O)),
                f"{module}.qzeros": stored_as(tensor, 2, "<i4", (G, zwords)),

@@ -21,7 +21,9 @@ import numpy as np
 
 from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, module_of, refusal, row_major, stored_as, \
     unstatable
-from ._graph import Constant, Node, Step, Stored, build, constant_bits, read, same_graph
+from ...core.descriptor import Descriptor
+from ...core.nodes import Constant, Node, Step, Stored, Words
+from ._graph import container_bits, same_graph
 from .sources import Sources
 
 __all__ = ["DEFAULTS", "applies", "claim", "config", "mlx_graph", "state"]
@@ -67,29 +69,26 @@ def _params(name: str, module: str, quant: Any) -> tuple[int, int, str, bool]:
 
 
 def mlx_graph(shape: tuple[int, ...], stored: tuple[int, ...], gs: int, bits: int, mode: str, dtype: str,
-              global_scale: bool) -> tuple[list[Node], str]:
-    """(nodes, result dtype) of an MLX weight of `shape`, its w stored as uint32 words of shape `stored`."""
+              global_scale: bool) -> tuple[Node, str]:
+    """(graph, result dtype) of an MLX weight of `shape`, its w stored as uint32 words of shape `stored`."""
     rank = len(shape)
     blocks = (1,) * (rank - 1) + (gs,)
     grid = shape[:-1] + (shape[-1] // gs,)
     if mode == "affine":
-        x = Stored(f"uint{bits}", shape, 0, container_bits=32, packed_axis=rank - 1, packing="dense",
-                   strides=row_major(stored))
-        return [Step("mul_add", dtype, shape, 1, 2, 3, blocks=blocks), x, Stored(dtype, grid, 1),
-                Stored(dtype, grid, 2)], dtype
+        x = Stored(f"uint{bits}", shape, 0, strides=row_major(stored), packing=Words(32, packed_axis=rank - 1))
+        return Step("mul_add", dtype, shape, x, Stored(dtype, grid, 1), Stored(dtype, grid, 2), blocks=blocks), dtype
     x = Stored("float8_e4m3fn", shape, 0) if mode == "mxfp8" else Stored("float4_e2m1fn", shape, 0,
                                                                           packing="lsb_first")
     if mode in ("mxfp4", "mxfp8"):
-        return [Step("mul", "bfloat16", shape, 1, 2, blocks=blocks), x,
-                Stored("float8_e8m0fnu", grid, 1, no_nan=True)], "bfloat16"
+        return Step("mul", "bfloat16", shape, x, Stored("float8_e8m0fnu", grid, 1, value_rule="e8m0_no_nan"),
+                    blocks=blocks), "bfloat16"
     if not global_scale:
-        return [Step("mul", "bfloat16", shape, 1, 2, blocks=blocks), x, Stored("float8_e4m3fn", grid, 1)], "bfloat16"
+        return Step("mul", "bfloat16", shape, x, Stored("float8_e4m3fn", grid, 1), blocks=blocks), "bfloat16"
     per = shape[:-2] + (1, 1) if rank >= 3 else (1, 1)
     per_blocks = tuple(g // p for g, p in zip(grid, per))
-    return [Step("mul", "float32", shape, 1, 2, blocks=blocks), x,
-            Step("mul", "float32", grid, 3, 4, blocks=per_blocks), Stored("float8_e4m3fn", grid, 1),
-            Step("div", "float32", per, 5, 6), Stored("float32", per, 2),
-            Constant("float32", constant_bits("float32", 2688.0))], "float32"
+    factor = Step("div", "float32", per, Stored("float32", per, 2), Constant("float32", 2688.0))
+    scale = Step("mul", "float32", grid, Stored("float8_e4m3fn", grid, 1), factor, blocks=per_blocks)
+    return Step("mul", "float32", shape, x, scale, blocks=blocks), "float32"
 
 
 def _build(sources: Sources, name: str, module: str, quant: Any) -> Built:
@@ -134,26 +133,25 @@ def _build(sources: Sources, name: str, module: str, quant: Any) -> Built:
         scale_words = "e8m0 scales (255 is infinity)" if mode != "nvfp4" else "e4m3 scales"
         words = f"{'fp8 e4m3' if mode == 'mxfp8' else 'fp4 e2m1'}, groups of {gs}, {scale_words}" + \
             (", times fp32(global / 2688), in fp32" if global_scale else ", in bf16") + f" (mlx-lm {mode})"
-    nodes, result = mlx_graph(shape, w, gs, bits, mode, dtype, global_scale)
-    return Built(build(shape, nodes, result), tuple(sources.data(k) for k in keys), words)
+    root, result = mlx_graph(shape, w, gs, bits, mode, dtype, global_scale)
+    return Built(Descriptor.graph(shape, root, result_dtype=result), tuple(sources.data(k) for k in keys), words)
 
 
 # ---- writing -------------------------------------------------------------------------
 
-def _mode_of(nodes: list[Any]) -> Optional[tuple[str, int, int, bool]]:
-    """(mode, group size, bits, global scale) an MLX graph would have, read from its first nodes."""
-    step, x = nodes[0], nodes[1] if len(nodes) > 1 else None
-    if not isinstance(step, Step) or not isinstance(x, Stored) or step.blocks is None:
+def _mode_of(step: Any) -> Optional[tuple[str, int, int, bool]]:
+    """(mode, group size, bits, global scale) an MLX graph would have, read from its root and codes."""
+    if not isinstance(step, Step) or not isinstance(step.x, Stored) or step.blocks is None:
         return None
-    gs = step.blocks[-1]
-    if step.form == "mul_add" and x.dtype.startswith("uint") and x.container_bits == 32:
+    x, gs = step.x, step.blocks[-1]
+    if step.form == "mul_add" and x.dtype.startswith("uint") and container_bits(x) == 32:
         return "affine", gs, int(x.dtype[4:]), False
     if x.dtype == "float8_e4m3fn":
         return "mxfp8", gs, 8, False
     if x.dtype == "float4_e2m1fn":
         if gs == 32:
             return "mxfp4", gs, 4, False
-        return "nvfp4", gs, 4, len(nodes) == 7
+        return "nvfp4", gs, 4, isinstance(step.scale, Step)
     return None
 
 
@@ -161,9 +159,9 @@ def state(name: str, tensor: Any) -> Stated:
     """weight (uint32 words), scales, biases and global_scale of a weight whose graph is an MLX one."""
     module = module_of(name, "MLX")
     desc = tensor.descriptor
-    nodes, _ = read(desc)
+    step = desc.root
     shape = tuple(desc.shape)
-    found = _mode_of(nodes)
+    found = _mode_of(step)
     if found is None or len(shape) < 2:
         raise unstatable(name, "MLX", "it is not an affine, mxfp4, mxfp8 or nvfp4 graph")
     mode, gs, bits, global_scale = found
@@ -171,12 +169,11 @@ def state(name: str, tensor: Any) -> Stated:
     if mode == "affine" and shape[-1] * bits % 32:
         raise unstatable(name, "MLX", f"rows of {shape[-1]} {bits}-bit codes do not fill whole words")
     stored = shape[:-1] + (shape[-1] * bits // 32 if mode == "affine" else shape[-1] // per,)
-    dtype = nodes[2].dtype if mode == "affine" and isinstance(nodes[2], Stored) else "bfloat16"
+    dtype = step.scale.dtype if mode == "affine" and isinstance(step.scale, Stored) else "bfloat16"
     if (mode != "affine" and (gs, bits) != DEFAULTS[mode]) or (mode == "affine" and (
             bits not in AFFINE_BITS or gs not in (32, 64, 128))) or shape[-1] % gs:
         raise unstatable(name, "MLX", f"{mode} with groups of {gs} and {bits} bits")
-    expected, _ = mlx_graph(shape, stored, gs, bits, mode, dtype, global_scale)
-    if not same_graph(desc, shape, expected):
+    if not same_graph(desc, shape, mlx_graph(shape, stored, gs, bits, mode, dtype, global_scale)[0]):
         raise unstatable(name, "MLX", f"its graph is not MLX's {mode} one")
     import ml_dtypes
 

@@ -33,7 +33,8 @@ from ...core.tensor import Tensor
 from ...errors import CorruptError, UnsupportedError
 from ...io._tensor_map import close_quietly, map_file
 from ._claims import SHORT, Built, Claim, contradiction, refusal
-from ._graph import Node, Step, Stored, build, make_tensor
+from ...core.nodes import Step, Stored, Words
+from ._graph import make_tensor
 from .onnx_wire import Initializer, Model, OnnxNode, parse_model
 from .reader import Checkpoint
 from .sources import Entry
@@ -60,8 +61,7 @@ def _stored(dtype: str, shape: tuple[int, ...], buffer: int) -> Stored:
     """A node over ONNX's packing: over the flattened tensor, element 0 in the lowest bits."""
     bits = ONNX_BITS[dtype]
     if bits == 6:
-        return Stored(dtype, (math.prod(shape),), buffer, container_bits=8, packed_axis=0, packing="dense",
-                      strides=(1,))
+        return Stored(dtype, (math.prod(shape),), buffer, strides=(1,), packing=Words(8))
     if bits < 8:
         return Stored(dtype, shape, buffer, packing="lsb_first")
     return Stored(dtype, shape, buffer)
@@ -166,7 +166,7 @@ class OnnxSources:
         raw = self.data(name)
         bits = ONNX_BITS[str(entry.dtype)]
         if bits == 6:
-            desc = build(entry.shape, [_stored(entry.dtype or "", entry.shape, 0)])
+            desc = Descriptor.graph(entry.shape, _stored(entry.dtype or "", entry.shape, 0))
         else:
             desc = Descriptor.build(entry.dtype, entry.shape, packing="lsb_first" if bits < 8 else None)
         return make_tensor(desc, (raw,))
@@ -253,7 +253,6 @@ def _build(sources: OnnxSources, name: str, node: OnnxNode) -> Built:
     xs = _stored(str(x.dtype), shape, 0)
     ss = Stored(str(s.dtype), grid, 1)
     arithmetic = "float32"
-    nodes: list[Node]
     zp: Optional[Stored] = None
     if z_name is not None and x.dtype != "float4_e2m1fn":
         z = sources.entry(z_name)
@@ -268,14 +267,11 @@ def _build(sources: OnnxSources, name: str, node: OnnxNode) -> Built:
             arrays.append(sources.data(z_name))
             if x.dtype == "int32":
                 arithmetic = "float64"
-    if zp is None:
-        nodes = [Step("mul", arithmetic, shape, 1, 2, blocks=blocks, ragged=ragged), xs, ss]
-    else:
-        nodes = [Step("sub_mul", arithmetic, shape, 1, 2, 3, blocks=blocks, ragged=ragged), xs, ss, zp]
+    root = Step("mul" if zp is None else "sub_mul", arithmetic, shape, xs, ss, zp, blocks=blocks, ragged=ragged)
     form = "affine" if zp is not None else "symmetric"
     text = f"{x.dtype} {form}, {words}, {SHORT.get(str(s.dtype), s.dtype)} scales, {SHORT[result]} out " \
            f"(ONNX DequantizeLinear)"
-    return Built(build(shape, nodes, result), tuple(arrays), text)
+    return Built(Descriptor.graph(shape, root, result_dtype=result), tuple(arrays), text)
 
 
 def load_onnx(path: str) -> Checkpoint:

@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ...core.tensor import Tensor
-from ...errors import InvalidArgumentError, UnsupportedError
+from ...errors import InvalidArgumentError, UnsupportedError, io_error
+from ...io._path import fs_path
 from ...io._tensor_map import FileMapping
 from . import awq, bitsandbytes, compressed_tensors, fp8_block, gptq, mlx
 from ._claims import Claim
@@ -204,8 +205,6 @@ def _assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> 
     return Checkpoint(path, sources, config, claims, plain)
 
 
-def _missing(where: str) -> FileNotFoundError:
-    return FileNotFoundError(errno.ENOENT, f"load_checkpoint: no such file or directory: {where!r}", where)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> FileMapping:
@@ -214,14 +213,11 @@ def load_checkpoint(path: str | os.PathLike[str]) -> FileMapping:
     Returns a read-only Mapping of names to Tensors: one quantized Tensor per
     quantized weight, named as the unquantized model names it, of torch's
     shape [out_features, in_features], over the stored bytes where they lie.
+    A missing path is a HurrayFileNotFoundError, a FileNotFoundError.
     """
-    try:
-        where = os.fspath(path)
-    except TypeError:
-        raise InvalidArgumentError(f"load_checkpoint: path must be a str or os.PathLike, "
-                                   f"not {type(path).__name__}") from None
-    if not os.path.exists(where):
-        raise _missing(where)
+    _, where = fs_path(path, "load_checkpoint")  # the path policy every reader shares (ADR-056)
+    if not os.path.exists(where):  # the errno's HurrayIOError: a HurrayFileNotFoundError is a FileNotFoundError
+        raise io_error(f"load_checkpoint: no such file or directory: {where!r}", errno.ENOENT, where)
     if os.path.isdir(where):
         config = _config(where)
         sources = open_sources(where)

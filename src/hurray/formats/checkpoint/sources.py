@@ -11,6 +11,7 @@ inside the directory.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -19,7 +20,8 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from ...core.tensor import Tensor
-from ...errors import CorruptError, HurrayError, HurrayIOError, UnsupportedError
+from ...errors import CorruptError, HurrayError, UnsupportedError, io_error
+from ...io._path import open_regular
 from ..safetensors_file import SAFETENSORS_DTYPES, SafetensorsFile, load_safetensors
 
 __all__ = ["Entry", "Sources", "read_json", "open_sources"]
@@ -67,13 +69,12 @@ def parse_json(text: bytes, what: str, limit: int = MAX_JSON) -> Any:
 
 def read_json(path: str, what: str) -> Any:
     """The JSON file at `path` (bounded as parse_json says)."""
+    fd, _, shown = open_regular(path, what)  # the path policy: a missing file is a HurrayFileNotFoundError
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fd, "rb") as f:
             text = f.read(MAX_JSON + 1)
-    except FileNotFoundError:
-        raise
     except OSError as exc:
-        raise HurrayIOError(f"{what}: cannot read {path!r}: {exc.strerror}") from None
+        raise io_error(f"{what}: cannot read {shown!r}: {exc.strerror}", exc.errno or 0, shown) from None
     return parse_json(text, f"{what}: {path!r}")
 
 
@@ -178,6 +179,9 @@ def open_sources(directory: str) -> Sources:
                 {name: f for f in opened for name in f}
             return Sources(directory, opened, owner, visible)
         files = sorted(n for n in os.listdir(directory) if n.endswith(".safetensors"))
+        if not files:  # a directory where a file or a checkpoint was expected: the path policy's error
+            raise io_error(f"load_checkpoint: {directory!r} is a directory with no {INDEX} and no .safetensors "
+                           "file: not a checkpoint", errno.EISDIR, directory)
         if len(files) != 1:
             found = ", ".join(files) or "none"
             raise UnsupportedError(f"load_checkpoint: {directory!r} has no {INDEX} and not exactly one "
