@@ -1,4 +1,4 @@
-"""load_checkpoint: a checkpoint as its library wrote it, one Tensor per weight (ADR-063).
+"""The Checkpoint mapping: a checkpoint as its library wrote it, one Tensor per weight (ADR-063).
 
 A checkpoint is a directory (config.json, shards, model.safetensors.index.json,
 or one model.safetensors; a GPTQ or AWQ quantize_config.json beside them) or
@@ -17,21 +17,19 @@ the rest of the checkpoint still loads.
 """
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Iterator
 from typing import Any, Optional
 
 from ...core.tensor import Tensor
-from ...errors import InvalidArgumentError, UnsupportedError, io_error
-from ...io._path import fs_path
+from ...errors import InvalidArgumentError, UnsupportedError
 from ...io._tensor_map import FileMapping
 from . import awq, bitsandbytes, compressed_tensors, fp8_block, gptq, mlx
 from ._claims import Claim
 from ._graph import make_tensor
-from .sources import CONFIG, Sources, open_sources, read_json, single
+from .sources import CONFIG, Sources, read_json
 
-__all__ = ["Checkpoint", "load_checkpoint"]
+__all__ = ["Checkpoint", "assemble", "read_config"]
 
 _QUANT_CONFIGS = ("quantize_config.json", "quant_config.json")  # GPTQ's and AWQ's own files
 _METHODS = {"compressed-tensors": compressed_tensors.claim, "gptq": gptq.claim, "awq": awq.claim,
@@ -142,7 +140,7 @@ def _in_file_order(sources: Any, claims: dict[str, Claim], plain: list[str]) -> 
     return order
 
 
-def _config(directory: str) -> Optional[dict[str, Any]]:
+def read_config(directory: str) -> Optional[dict[str, Any]]:
     path = os.path.join(directory, CONFIG)
     if not os.path.isfile(path):
         return None
@@ -197,55 +195,9 @@ def claim_all(sources: Sources, config: Optional[dict[str, Any]], where: str) ->
     return claims
 
 
-def _assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> Checkpoint:
+def assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> Checkpoint:
     claims = claim_all(sources, config, path)
     consumed = {part for c in claims.values() for part in c.parts}
     plain = list(sources.visible()) if not claims else \
         [n for n in sources.visible() if n not in consumed and n not in claims]
     return Checkpoint(path, sources, config, claims, plain)
-
-
-
-
-def load_checkpoint(path: str | os.PathLike[str]) -> FileMapping:
-    """Open the checkpoint at `path` (a directory or a .safetensors, .onnx, .gguf or .hurray file).
-
-    Returns a read-only Mapping of names to Tensors: one quantized Tensor per
-    quantized weight, named as the unquantized model names it, of torch's
-    shape [out_features, in_features], over the stored bytes where they lie.
-    A missing path is a HurrayFileNotFoundError, a FileNotFoundError.
-    """
-    _, where = fs_path(path, "load_checkpoint")  # the path policy every reader shares (ADR-056)
-    if not os.path.exists(where):  # the errno's HurrayIOError: a HurrayFileNotFoundError is a FileNotFoundError
-        raise io_error(f"load_checkpoint: no such file or directory: {where!r}", errno.ENOENT, where)
-    if os.path.isdir(where):
-        config = _config(where)
-        sources = open_sources(where)
-        try:
-            return _assemble(where, sources, config)
-        except BaseException:
-            sources.close()
-            raise
-    ext = os.path.splitext(where)[1].lower()
-    if ext == ".onnx":
-        from .onnx import load_onnx
-
-        return load_onnx(where)
-    if ext == ".gguf":
-        from ..gguf_file import load_gguf
-
-        return load_gguf(where)
-    if ext == ".hurray":
-        from ...io import load
-
-        return load(where)
-    if ext != ".safetensors":
-        raise InvalidArgumentError(f"load_checkpoint: {where!r} is not a directory or a .safetensors, .onnx, "
-                                   ".gguf or .hurray file")
-    config = _config(os.path.dirname(os.path.abspath(where)))
-    sources = single(where)
-    try:
-        return _assemble(where, sources, config)
-    except BaseException:
-        sources.close()
-        raise
