@@ -18,6 +18,13 @@ from ..io._path import fs_path
 
 NAME = "clean"
 HELP = "remove the temporary files of dead Hurray writers from folders"
+DESCRIPTION = """\
+Remove the temporary files (BASE.hurray-tmp-PID-N) that Hurray writers killed
+before their rename left in each folder DIR (default: the current one). A file
+is removed only when no process PID exists and no writer holds its lock.
+Prints how many files each folder lost.
+Exit status: 0 when every folder could be read; 1 otherwise.
+"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
