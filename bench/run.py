@@ -265,7 +265,8 @@ last run.
 ![Every benchmark row, grouped: time per call, lower is better](_static/bench.svg)
 
 Every row is timed up to a result a user can use: an array (a zero-copy
-view where the exchange is zero-copy), a sum, or a file on disk; never a
+view where the exchange is zero-copy), a sum, a file on disk, or, for a
+producer (`hurray.from_numpy`), the Tensor it hands over; never a received
 Tensor that no one has looked into yet, which would time a promise. Rows
 that once timed `hurray.from_hurray(...)` or `hurray.load(path)[name]`
 alone now go on to `np.asarray` of the result (a quantized tensor to
