@@ -294,6 +294,8 @@ def main(argv=None):
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
     args = parser.parse_args(argv)
+    # Other work on the machine slows every row: the page says how much there was.
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     py = measure(python_cases(), args.rounds, args.calls)
     c = c_codec()
     rows = targets(py, c)
@@ -319,7 +321,8 @@ def main(argv=None):
     print(text)
     rows = plot_rows(py, c, pickled, file_table + "\n\n" + io_text)
     if not args.no_write:
-        machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, numpy {np.__version__}"
+        machine = (f"{os.cpu_count()} cores (load average {load:.1f} as it began), "
+                   f"Python {sys.version.split()[0]}, numpy {np.__version__}")
         write_page(text, rows, machine)
     return 0
 
