@@ -235,7 +235,21 @@ def table_rows(markdown, group):
     return rows
 
 
-def plot_rows(py, c, pickled, file_text):
+DEQUANT = "dequantization: to float32, one thread"
+
+
+def dequant_plot_rows(dequant):
+    """The dequantization table's schemes and the memcpy they are held to
+    (bench/dequant_bench.py's rows; the 2-thread rows stay in the table)."""
+    single = [r for r in dequant if not r["label"].endswith("rows on 2 threads")]
+    if not single:
+        return []
+    memcpy = single[0]["ms"] / single[0]["ratio"]
+    return [plot.Row(DEQUANT, "memcpy", memcpy, "ms", "baseline")] + \
+        [plot.Row(DEQUANT, r["label"], r["ms"], "ms", "hurray") for r in single]
+
+
+def plot_rows(py, c, pickled, file_text, dequant=()):
     """Every measured row, grouped for the plot."""
     rows = [plot.Row(EXCHANGE, name, ns, "ns",
                      "baseline" if name == BASELINE else "peer" if name in _PEERS else "hurray")
@@ -244,7 +258,7 @@ def plot_rows(py, c, pickled, file_text):
              for name, ns in pickled.items()]
     rows += [plot.Row(C_CALLS, name, ns, "ns", "baseline" if "baseline" in name else "hurray")
              for name, ns in c.items()]
-    return rows + table_rows(file_text, FILES)
+    return rows + table_rows(file_text, FILES) + dequant_plot_rows(list(dequant))
 
 
 def write_page(text, rows, machine):
@@ -319,7 +333,7 @@ def main(argv=None):
     ROWS.extend(dequant_rows)
     text += "\n\n" + dequant_text
     print(text)
-    rows = plot_rows(py, c, pickled, file_table + "\n\n" + io_text)
+    rows = plot_rows(py, c, pickled, file_table + "\n\n" + io_text, dequant_rows)
     if not args.no_write:
         machine = (f"{os.cpu_count()} cores (load average {load:.1f} as it began), "
                    f"Python {sys.version.split()[0]}, numpy {np.__version__}")
