@@ -25,7 +25,9 @@
 # (where libFuzzer's output goes, default $HURRAY_FUZZ_BUILD/fuzz.log),
 # HURRAY_FUZZ_CFLAGS (extra compile flags; -DHURRAY_FUZZ_SELF_TEST plants a
 # finding, to prove that findings fail the run), HURRAY_FUZZ_SANITIZE
-# (default address,undefined; "memory" builds with MemorySanitizer instead).
+# (default address,undefined; "memory" builds with MemorySanitizer instead),
+# HURRAY_FUZZ_RUNS (stop after this many executions, libFuzzer's -runs;
+# SECONDS stays the cap: whichever comes first ends the run).
 set -euo pipefail
 
 # All in one function, called and followed by exit on one line: bash has
@@ -46,6 +48,11 @@ main() {
         gguf) max_len=4096; target_flags=""; regression_dir=fuzz/gguf_regressions ;;
         dequant) max_len=8192; target_flags=""; regression_dir=fuzz/dequant_regressions ;;
         *) echo "fuzz/run.sh: HURRAY_FUZZ_TARGET must be descriptor, io, frame_stream, gguf or dequant, got '$target'" >&2; exit 2 ;;
+    esac
+    runs="${HURRAY_FUZZ_RUNS:--1}"
+    case "$runs" in
+        -1) ;;
+        ''|*[!0-9]*) echo "fuzz/run.sh: HURRAY_FUZZ_RUNS must be a whole number, got '$runs'" >&2; exit 2 ;;
     esac
     build="${HURRAY_FUZZ_BUILD:-build/fuzz}"
     clang="${CLANG:-clang}"
@@ -114,7 +121,7 @@ EOF
     fi
 
     status=0
-    "$binary" "$corpus" -max_total_time="$seconds" -max_len="$max_len" -len_control=0 -timeout=10 -rss_limit_mb=2048 \
+    "$binary" "$corpus" -max_total_time="$seconds" -runs="$runs" -max_len="$max_len" -len_control=0 -timeout=10 -rss_limit_mb=2048 \
         -dict="fuzz/${target}.dict" -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
         >"$log" 2>&1 || status=$?
 
@@ -125,7 +132,7 @@ EOF
         echo "fuzz/run.sh: FINDING (libFuzzer exit $status); reproducer in $build/artifacts/" >&2
         exit 1
     fi
-    echo "fuzz/run.sh: no findings in ${seconds}s"
+    echo "fuzz/run.sh: no findings (cap ${seconds}s)"
 }
 
 main "$@"; exit $?

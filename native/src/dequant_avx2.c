@@ -261,6 +261,59 @@ HURRAY__AVX2 static inline __m256 codes8(const uint8_t *base, int64_t e, int nib
     return _mm256_i32gather_ps(table, _mm256_cvtepu8_epi32(bytes), 4);
 }
 
+/* The formulas of fused, as constants, so that the common case below is
+ * compiled once per formula with no test left in its loop. */
+enum { AFFINE_ZERO, AFFINE, SCALED_GLOBAL, SCALED };
+
+/* One formula on eight values, for scales that are not NaN: then no lane
+ * needs hurray__first_nan, and the operations are fused's own, in its
+ * order, so the bits are the same. */
+HURRAY__AVX2 static inline __attribute__((always_inline)) __m256 formula8(__m256 v, __m256 sv,
+                                                                          __m256 zv, __m256 gv,
+                                                                          int kind)
+{
+    switch (kind) {
+    case AFFINE_ZERO: return _mm256_mul_ps(_mm256_sub_ps(v, zv), sv);
+    case SCALED_GLOBAL: return _mm256_mul_ps(_mm256_mul_ps(v, sv), gv);
+    default: return _mm256_mul_ps(v, sv); /* AFFINE, SCALED: v * s */
+    }
+}
+
+/* Elements [i, stop) of one segment, sixteen at a time from one load of
+ * eight bytes of nibbles (element offset + i even): returns the first
+ * element not done (fewer than sixteen remain). Reads bytes of elements
+ * before stop only. */
+HURRAY__AVX2 static inline __attribute__((always_inline)) uint64_t
+nibbles16(const uint8_t *base, int64_t offset, __m256 low, __m256 high, __m256 sv, __m256 zv,
+          __m256 gv, int kind, uint64_t i, uint64_t stop, float *out)
+{
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    for (; i + 16 <= stop; i += 16) {
+        __m128i b = _mm_loadl_epi64((const __m128i *)(base + ((offset + (int64_t)i) >> 1)));
+        __m128i codes = _mm_unpacklo_epi8(_mm_and_si128(b, nibble),
+                                          _mm_and_si128(_mm_srli_epi16(b, 4), nibble));
+        __m256 first = lookup16(low, high, _mm256_cvtepu8_epi32(codes));
+        __m256 second = lookup16(low, high, _mm256_cvtepu8_epi32(_mm_srli_si128(codes, 8)));
+        _mm256_storeu_ps(out + i, formula8(first, sv, zv, gv, kind));
+        _mm256_storeu_ps(out + i + 8, formula8(second, sv, zv, gv, kind));
+    }
+    return i;
+}
+
+/* nibbles16 for the formula `kind`, chosen once per segment. */
+HURRAY__AVX2 static uint64_t nibbles16_of(const uint8_t *base, int64_t offset, __m256 low,
+                                          __m256 high, __m256 sv, __m256 zv, __m256 gv, int kind,
+                                          uint64_t i, uint64_t stop, float *out)
+{
+    switch (kind) {
+    case AFFINE_ZERO:
+        return nibbles16(base, offset, low, high, sv, zv, gv, AFFINE_ZERO, i, stop, out);
+    case SCALED_GLOBAL:
+        return nibbles16(base, offset, low, high, sv, zv, gv, SCALED_GLOBAL, i, stop, out);
+    default: return nibbles16(base, offset, low, high, sv, zv, gv, SCALED, i, stop, out);
+    }
+}
+
 /* One formula over the segments of a run, the codes read on the way:
  * affine (q - z[k]) * s[k] (q * s[k] without z), or scaled (v * s[k]) * g
  * (v * s[k] without g). Elements [0, first) are segment 0, then every
@@ -291,6 +344,7 @@ HURRAY__AVX2 static void fused(const uint8_t *base, int64_t offset, int nibbles,
      * with a scale (or global scale) that is not one, the product alone
      * has the right bits, and the lanes skip hurray__first_nan. */
     int global_nan = g != NULL && *g != *g;
+    int kind = affine ? (z != NULL ? AFFINE_ZERO : AFFINE) : (g != NULL ? SCALED_GLOBAL : SCALED);
     uint64_t k = 0;
     for (uint64_t start = 0, end = first; start < n; start = end, end += length, k++) {
         uint64_t stop = end < n ? end : n;
@@ -299,6 +353,10 @@ HURRAY__AVX2 static void fused(const uint8_t *base, int64_t offset, int nibbles,
         __m256 sv = _mm256_set1_ps(sk), zv = _mm256_set1_ps(zk), gv = _mm256_set1_ps(gk);
         int scale_nan = sk != sk;
         uint64_t i = start;
+        if (nibbles && !scale_nan && !global_nan && !((offset + (int64_t)i) & 1)) {
+            /* The common case: whole pairs of nibbles, ordinary scales. */
+            i = nibbles16_of(base, offset, low, high, sv, zv, gv, kind, i, stop, out);
+        }
         for (;;) {
             int vector = i + 8 <= stop && !(nibbles && ((offset + (int64_t)i) & 1));
             if (vector) {
