@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Optional
 
+from ..core._facts import row_major_strides as _row_major
 from ..core.nodes import Constant, Node, Step, Stored, Words
 
 __all__ = ["FP32_ONE_OVER_127", "Layout", "bnb_4bit", "llm_int8", "mlx_affine", "mlx_fp", "torchao_float8",
@@ -37,14 +38,6 @@ class Layout(NamedTuple):
     buffers: tuple[str, ...]
 
 
-def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def _grouped(shape: tuple[int, ...], group: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(blocks, grid) of groups of `group` along the last axis."""
     return (1,) * (len(shape) - 1) + (group,), shape[:-1] + (shape[-1] // group,)
@@ -62,12 +55,14 @@ def mlx_affine(shape: tuple[int, ...], bits: int, group_size: int, dtype: str) -
     return Layout(shape, root, dtype, f"mlx_affine{bits}", ("w", "scales", "biases"))
 
 
-def mlx_fp(shape: tuple[int, ...], mode: str, dtype: str = "bfloat16", global_scale: bool = False) -> Layout:
+def mlx_fp(shape: tuple[int, ...], mode: str, dtype: str = "bfloat16", global_scale: bool = False,
+           result_dtype: Optional[str] = None) -> Layout:
     """MLX mxfp4 / mxfp8 / nvfp4: w uint32 [..., I/8] (I/4 for mxfp8), element
     k in bits 4k (8k) of its word; scales uint8 [..., I/32] (E8M0, 255 read as
     +inf) or [..., I/16] (nvfp4: E4M3). In `dtype` (mx.dequantize's dtype=,
     bfloat16 by default); nvfp4 with a global scale computes in float32
-    with scales times fp32(global / 2688) and returns float32."""
+    with scales times fp32(global / 2688) and returns float32. `result_dtype`
+    (default `dtype`) is what the layout says MLX returns."""
     rank = len(shape)
     per = 4 if mode == "mxfp8" else 8
     words = shape[:-1] + (shape[-1] // per,)
@@ -77,11 +72,11 @@ def mlx_fp(shape: tuple[int, ...], mode: str, dtype: str = "bfloat16", global_sc
         blocks, grid = _grouped(shape, 32)
         root = Step("mul", dtype, shape, x, Stored("float8_e8m0fnu", grid, 1, value_rule="e8m0_no_nan"),
                     blocks=blocks)
-        return Layout(shape, root, dtype, f"mlx_{mode}", ("w", "scales"))
+        return Layout(shape, root, result_dtype or dtype, f"mlx_{mode}", ("w", "scales"))
     blocks, grid = _grouped(shape, 16)
     if not global_scale:
         root = Step("mul", dtype, shape, x, Stored("float8_e4m3fn", grid, 1), blocks=blocks)
-        return Layout(shape, root, dtype, "mlx_nvfp4", ("w", "scales"))
+        return Layout(shape, root, result_dtype or dtype, "mlx_nvfp4", ("w", "scales"))
     one = (1,) * rank
     inverse = Step("div", "float32", one, Stored("float32", one, 2), Constant(dtype, 2688.0))
     scale = Step("mul", "float32", grid, Stored("float8_e4m3fn", grid, 1), inverse, blocks=grid)
