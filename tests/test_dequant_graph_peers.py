@@ -467,7 +467,7 @@ def test_torchao_intx_unpacked_to_int8(weight_dtype):
     t = m[0].weight
     ref = t.dequantize()
     graph, buffers = torchao_intx(np_of(t.qdata), np_of(t.scale), torch_dtype_name(t.scale), np_of(t.zero_point), 32,
-                                  "bfloat16")
+                                  "bfloat16", weight_dtype)
     prove(graph, buffers, ref)
 
 

@@ -372,10 +372,10 @@ def torchao_float8(qdata: np.ndarray, qdtype: str, scale: np.ndarray, block_size
 
 
 def torchao_intx(qdata: np.ndarray, scale: np.ndarray, scale_dtype: str, zero_point: np.ndarray | None,
-                 group: int, dtype: str) -> tuple[Graph, list[bytes]]:
+                 group: int, dtype: str, target: str = "int8") -> tuple[Graph, list[bytes]]:
     """torchao IntxUnpackedToInt8Tensor / Int8Tensor (lg.torchao_intx)."""
     layout = lg.torchao_intx(tuple(qdata.shape), group, scale_dtype,
-                             None if zero_point is None else str(zero_point.dtype), dtype)
+                             None if zero_point is None else str(zero_point.dtype), dtype, target)
     return as_graph(layout), [_b(qdata), _b(scale)] + ([] if zero_point is None else [_b(zero_point)])
 
 

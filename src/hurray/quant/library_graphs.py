@@ -124,13 +124,15 @@ def torchao_float8(shape: tuple[int, ...], qdtype: str, block_size: tuple[int, .
     return Layout(shape, root, dtype, "torchao_float8", ("qdata", "scale"))
 
 
-def torchao_intx(shape: tuple[int, ...], group: int, scale_dtype: str, zero_dtype: Optional[str],
-                 dtype: str) -> Layout:
-    """torchao IntxUnpackedToInt8Tensor / Int8Tensor: int8 codes [.., I], scale
-    and zero point [.., I/group]; (q - zp) * s in promote(dtype, scale dtype)."""
+def torchao_intx(shape: tuple[int, ...], group: int, scale_dtype: str, zero_dtype: Optional[str], dtype: str,
+                 target: str = "int8") -> Layout:
+    """torchao IntxUnpackedToInt8Tensor / Int8Tensor: codes of `target` (int1 to
+    int8) one per int8 byte [.., I], scale and zero point [.., I/group];
+    (q - zp) * s in promote(dtype, scale dtype), rounded once to `dtype`."""
     blocks, grid = _grouped(shape, group)
     arithmetic = "float32" if "float32" in (scale_dtype, dtype) else dtype if scale_dtype == dtype else "float32"
-    x, s = Stored("int8", shape, 0), Stored(scale_dtype, grid, 1)
+    x = Stored(target, shape, 0, packing=None if target == "int8" else "padded")
+    s = Stored(scale_dtype, grid, 1)
     if zero_dtype is None:
         root = Step("mul", arithmetic, shape, x, s, blocks=blocks)
         return Layout(shape, root, dtype, "torchao_int8", ("qdata", "scale"))
@@ -138,10 +140,11 @@ def torchao_intx(shape: tuple[int, ...], group: int, scale_dtype: str, zero_dtyp
     return Layout(shape, root, dtype, "torchao_intx", ("qdata", "scale", "zero_point"))
 
 
-def torchao_mx(shape: tuple[int, ...], elem: str, dtype: str) -> Layout:
+def torchao_mx(shape: tuple[int, ...], elem: str, dtype: str, swizzled: bool = False) -> Layout:
     """torchao MXTensor: fp8 qdata [.., K], fp4 uint8 [.., K/2] (low nibble
     first) or fp6 one code per byte [.., K]; scale float8_e8m0fnu [.., K/32]
-    (255 is NaN); multiplied in the output dtype."""
+    (255 is NaN), row-major or (2-D) swizzled in 128x4 tiles; multiplied in
+    the output dtype."""
     if elem == "fp4":
         x = Stored("float4_e2m1fn", shape, 0, packing="lsb_first")
     elif elem.startswith("fp6"):
@@ -149,7 +152,9 @@ def torchao_mx(shape: tuple[int, ...], elem: str, dtype: str) -> Layout:
     else:
         x = Stored(elem, shape, 0)
     blocks, grid = _grouped(shape, 32)
-    root = Step("mul", dtype, shape, x, Stored("float8_e8m0fnu", grid, 1), blocks=blocks)
+    scale = Stored("float8_e8m0fnu", grid, 1, strides=(0, 0) if swizzled else None,
+                   layout="swizzled_128x4" if swizzled else "row_major")
+    root = Step("mul", dtype, shape, x, scale, blocks=blocks)
     return Layout(shape, root, dtype, f"torchao_mx_{elem}", ("qdata", "scale"))
 
 
