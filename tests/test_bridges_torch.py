@@ -216,3 +216,10 @@ def test_a_missing_framework_is_named_with_what_to_install(monkeypatch):
     with pytest.raises(hurray.errors.MissingPackageError, match="pip install torch") as info:
         hurray.from_torch(object())
     assert isinstance(info.value, ImportError) and isinstance(info.value, hurray.HurrayError)
+
+
+def test_a_tensor_subclass_hurray_does_not_know_is_refused_by_name():
+    kind = type("Mystery", (torch.Tensor,), {"__module__": "somelib.tensors"})
+    obj = torch.Tensor._make_subclass(kind, torch.zeros(3))
+    with pytest.raises(UnsupportedError, match=r"somelib\.tensors\.Mystery is a tensor subclass whose layout"):
+        hurray.from_torch(obj)
