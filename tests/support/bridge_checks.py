@@ -2,8 +2,8 @@
 
 ``c_consumer_sees(tensor)`` hands the tensor's capsule to C twice: to the
 layer-7 consumer of docs/cookbook/layer-7-c-ffi.md (it must open the
-capsule, decode its descriptor and accept its buffers; for a version-1
-descriptor it must name the scheme and parts Hurray holds), and to
+capsule, decode its descriptor and accept its buffers, and name the scheme
+and parts Hurray holds, or for version 2 the graph and its node count), and to
 libhurray itself, which decodes the capsule's descriptor bytes (they must be
 the tensor's, byte for byte), dequantizes with hurray_dequantize over the
 capsule's own buffer list and must give Tensor.dequantize()'s bits. The
@@ -66,6 +66,8 @@ def c_consumer_sees(tensor: Any) -> str:
         assert f"scheme {d.scheme}" in text
         for role, part in d.parts.items():
             assert f"part {role}: {part.dtype} in buffer {part.buffer_index} at byte {part.byte_offset}" in text
+    else:
+        assert text.startswith(f"a graph of {len(d.nodes)} nodes [") and "\nscheme graph\n" in text, text
     lib = _lib()
     pointer, context = layer7.handles(capsule)
     data, size = ctypes.c_void_p(), ctypes.c_uint64()

@@ -107,10 +107,10 @@ def _four_bit(obj: Any) -> Tensor:
 def _int8(obj: Any) -> Tensor:
     if getattr(obj, "has_fp16_weights", False) or _name(obj.dtype) != "int8" or obj.dim() != 2:
         raise _refuse(obj, "holds no LLM.int8 codes (int8 [O, I] with has_fp16_weights=False, quantized by .to())")
-    O, I = (int(n) for n in obj.shape)
+    rows, cols = (int(n) for n in obj.shape)
     scb = getattr(obj, "SCB", None)
-    spans = [_span(obj, "the codes", obj.data, "int8", O * I), _span(obj, "SCB", scb, "float32", O)]
-    return over(graphs.llm_int8(O, I), spans, [obj, obj.data, scb])
+    spans = [_span(obj, "the codes", obj.data, "int8", rows * cols), _span(obj, "SCB", scb, "float32", rows)]
+    return over(graphs.llm_int8(rows, cols), spans, [obj, obj.data, scb])
 
 
 # ---- to_torch ------------------------------------------------------------------
@@ -155,9 +155,8 @@ def to_bitsandbytes(torch: Any, tensor: Tensor, part: Callable[[int, Any, tuple[
 
     shape = tuple(tensor.descriptor.shape)
     if key[0] == "int8":
-        O, I = shape
         p = Int8Params(part(0, torch.int8, shape), requires_grad=False, has_fp16_weights=False,
-                       SCB=part(1, torch.float32, (O,)))
+                       SCB=part(1, torch.float32, (shape[0],)))
         p.CB = p.data
         return p
     _, bs, offset = key

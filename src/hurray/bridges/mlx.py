@@ -206,7 +206,8 @@ def _graph_to_mlx(mx: Any, tensor: Tensor) -> tuple[Any, dict[str, Any]]:
     d = tensor.descriptor
     shape = tuple(d.shape)
     root = d.root
-    group = int(getattr(root, "blocks", None)[-1]) if shape and getattr(root, "blocks", None) else 0
+    blocks = getattr(root, "blocks", None) or ()
+    group = int(blocks[-1]) if shape and blocks else 0
     key = recognise(d, _candidates(shape, group, str(getattr(root, "arithmetic", "")))) if shape else None
     if key is None:
         raise UnsupportedError("to_mlx: this graph is none of the layouts from_mlx makes (affine, mxfp4, mxfp8, "

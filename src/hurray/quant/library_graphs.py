@@ -107,10 +107,11 @@ def bnb_4bit(shape: tuple[int, ...], blocksize: int, nested_offset: Optional[flo
     return Layout(tuple(shape), root, result_dtype, "bnb4" if nested_offset is None else "bnb4_nested", roles)
 
 
-def llm_int8(O: int, I: int) -> Layout:
+def llm_int8(rows: int, cols: int) -> Layout:
     """LLM.int8: fp32(fp32(int8 CB [O, I] * SCB [O]) * fp32(1/127)), float32."""
-    shape = (O, I)
-    product = Step("mul", "float32", shape, Stored("int8", shape, 0), Stored("float32", (O, 1), 1), blocks=(1, I))
+    shape = (rows, cols)
+    product = Step("mul", "float32", shape, Stored("int8", shape, 0), Stored("float32", (rows, 1), 1),
+                   blocks=(1, cols))
     root = Step("mul", "float32", shape, product, Constant.from_bits("float32", FP32_ONE_OVER_127), blocks=shape)
     return Layout(shape, root, "float32", "llm_int8", ("CB", "SCB"))
 
