@@ -194,13 +194,8 @@ def torch_per_channel(q: np.ndarray, scales: np.ndarray, zero_points: np.ndarray
 
 
 def torch_per_tensor(q: np.ndarray, scale: float, zero_point: int, qdtype: str) -> tuple[Graph, list[bytes]]:
-    """torch per_tensor_affine: fp32(q - zp) * fp32(scale) (the double scale
-    rounded to float32 first, as the step's operands are)."""
-    shape = q.shape
-    nodes: list[Node] = [Step("sub_mul", "float32", shape, 1, 2, 3, blocks=shape),
-                         Stored(qdtype, shape, 0), Constant("float64", constant_bits("float64", scale)),
-                         Constant("int64", constant_bits("int64", zero_point))]
-    return Graph(shape, nodes, "float32", name="torch_per_tensor"), [_b(q)]
+    """torch per_tensor_affine (lg.torch_per_tensor): the codes, the double scale and the zero point."""
+    return as_graph(lg.torch_per_tensor(tuple(q.shape), qdtype, scale, zero_point)), [_b(q)]
 
 
 def torch_sub_byte(packed: np.ndarray, shape: tuple[int, ...], bits: int, scales: np.ndarray,

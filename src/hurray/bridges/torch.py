@@ -31,7 +31,10 @@ import numpy as np
 from ..core._facts import row_major_strides
 from ..core.descriptor import Descriptor, Part
 from ..core.tensor import Tensor
+from ..core.nodes import Constant, Step, Stored
 from ..errors import InvalidArgumentError, UnsupportedError
+from ..quant import library_graphs
+from ._graphs import over, recognise
 from ._imports import require
 from ._names import qualified_name, refusal
 
@@ -151,10 +154,12 @@ def _from_legacy(torch: Any, q: Any) -> Tensor:
         scale = torch.tensor([q.q_scale()], dtype=torch.float32)
         zero = torch.tensor([q.q_zero_point()], dtype=torch.int64)
         if float(scale[0]) != q.q_scale():
-            raise UnsupportedError(
-                f"from_torch: the per-tensor scale {q.q_scale()!r} is not a float32; torch computes with "
-                "its float32 rounding, and a version-1 descriptor cannot also keep the float64 it stores"
-            )
+            # A double that is no float32: version 1 cannot keep both it and the float32 arithmetic; a graph
+            # keeps the double as a constant and converts it as torch does.
+            layout = library_graphs.torch_per_tensor(shape, values, q.q_scale(), q.q_zero_point(), strides,
+                                                     q.storage_offset() * itemsize,
+                                                     "lsb_first" if sub_byte else None)
+            return over(layout, spans, owners)
     elif scheme in ("per_channel_affine", "per_channel_affine_float_qparams"):
         granularity, axis = "per_axis", q.q_per_channel_axis()
         scale, zero = q.q_per_channel_scales(), q.q_per_channel_zero_points()
@@ -232,15 +237,36 @@ def _graph_to_torch(torch: Any, tensor: Tensor) -> Any:
             raise UnsupportedError(f"to_torch: buffer {index} holds {raw.numel()} bytes, fewer than {nbytes}")
         return raw[:nbytes].view(dtype).reshape(shape)
 
-    for bridge in (torchao.to_torchao, bitsandbytes.to_bitsandbytes):
+    for bridge in (_legacy_graph_to_torch, torchao.to_torchao, bitsandbytes.to_bitsandbytes):
         made = bridge(torch, tensor, part)
         if made is not None:
             return made
     raise UnsupportedError(
-        "to_torch: this graph is none of the layouts from_torch makes (torchao's Float8Tensor, MXTensor, "
+        "to_torch: this graph is none of the layouts from_torch makes (torch per tensor with a float64 scale; "
+        "torchao's Float8Tensor, MXTensor, "
         "NVFP4Tensor, IntxUnpackedToInt8Tensor, Int8Tensor; bitsandbytes' Params4bit, Int8Params); "
         "Tensor.dequantize() gives its values"
     )
+
+
+def _legacy_graph_to_torch(torch: Any, tensor: Tensor, part: Any) -> Any:
+    """The per-tensor quantized tensor whose scale is no float32, if ``tensor`` is from_torch's graph of one."""
+    d = tensor.descriptor
+    root = d.root
+    if not (isinstance(root, Step) and isinstance(root.x, Stored) and isinstance(root.scale, Constant)
+            and isinstance(root.offset, Constant)):
+        return None
+    x, scale, zero = root.x, float(root.scale.value), int(root.offset.value)
+    qdtype = _LEGACY_BACK.get(x.dtype)
+    shape = tuple(d.shape)
+    packing = x.packing if isinstance(x.packing, str) else None
+    layout = library_graphs.torch_per_tensor(shape, x.dtype, scale, zero, x.strides, x.offset, packing)
+    if qdtype is None or recognise(d, [(qdtype, layout)]) is None:
+        return None
+    itemsize = 1 if qdtype in ("quint4x2", "quint2x4") else np.dtype(x.dtype).itemsize
+    empty = torch._empty_affine_quantized([0], scale=scale, zero_point=zero, dtype=getattr(torch, qdtype))
+    storage = _bytes_of(tensor, 0, torch).untyped_storage()
+    return empty.set_(storage, x.offset // itemsize, shape, tuple(x.strides or row_major_strides(shape)))
 
 
 def _over_bytes(torch: Any, tensor: Tensor, desc: Descriptor, as_dtype: str) -> Any:

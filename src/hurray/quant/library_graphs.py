@@ -19,8 +19,8 @@ from typing import NamedTuple, Optional
 from ..core._facts import row_major_strides as _row_major
 from ..core.nodes import Constant, Node, Step, Stored, Words
 
-__all__ = ["FP32_ONE_OVER_127", "Layout", "bnb_4bit", "llm_int8", "mlx_affine", "mlx_fp", "torchao_float8",
-           "torchao_intx", "torchao_mx", "torchao_nvfp4"]
+__all__ = ["FP32_ONE_OVER_127", "Layout", "bnb_4bit", "llm_int8", "mlx_affine", "mlx_fp", "torch_per_tensor",
+           "torchao_float8", "torchao_intx", "torchao_mx", "torchao_nvfp4"]
 
 # bitsandbytes' fp32(7.874015718698502e-3), the bits of LLM.int8's 1/127.
 FP32_ONE_OVER_127 = 0x3C010204
@@ -174,3 +174,15 @@ def torchao_nvfp4(M: int, K: int, swizzled: bool, per_tensor: bool, dtype: Optio
         roles = ("qdata", "scale", "per_tensor_scale")
     root = Step("mul", "float32", (M, K), x, scale, blocks=(1, 16))
     return Layout((M, K), root, dtype, "torchao_nvfp4_pts" if per_tensor else "torchao_nvfp4", roles)
+
+
+def torch_per_tensor(shape: tuple[int, ...], qdtype: str, scale: float, zero_point: int,
+                     strides: Optional[tuple[int, ...]] = None, offset: int = 0,
+                     packing: Optional[str] = None) -> Layout:
+    """torch per_tensor_affine with the double scale torch stores:
+    fp32(q - zp) * fp32(scale), the step's operands (a float64 and an int64
+    constant) converted to float32 first, as torch computes."""
+    x = Stored(qdtype, shape, 0, offset, strides, packing=packing)
+    root = Step("sub_mul", "float32", shape, x, Constant("float64", scale), Constant("int64", zero_point),
+                blocks=shape)
+    return Layout(shape, root, "float32", "torch_per_tensor", ("int_repr",))
