@@ -169,3 +169,14 @@ def test_to_torch_refuses_a_graph_that_is_no_layout_it_makes():
         blocks=(1, 32)), result_dtype="float32"), [(q.ctypes.data, q.nbytes), (s.ctypes.data, s.nbytes)], owner=(q, s))
     with pytest.raises(UnsupportedError, match="none of the layouts from_torch makes"):
         hurray.to_torch(graph)
+
+
+def test_intx_of_int8_with_a_float32_scale_per_row_comes_back_as_int8tensor():
+    # One descriptor for both classes: it comes back as Int8Tensor, dequantizing alike (ADR-061 § 7).
+    from torchao.quantization import Int8Tensor
+
+    t = linear_weight(IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)), torch.float32)
+    assert type(t).__name__ == "IntxUnpackedToInt8Tensor" and t.scale.dtype == torch.float32
+    back = hurray.to_torch(hurray.from_torch(t))
+    assert type(back) is Int8Tensor and back.qdata.data_ptr() == t.qdata.data_ptr()
+    same_bits(as_numpy(back.dequantize()), as_numpy(t.dequantize()), "int8 as Int8Tensor")

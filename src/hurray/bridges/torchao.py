@@ -278,9 +278,9 @@ def to_torchao(torch: Any, tensor: Tensor, part: Any) -> Optional[Any]:
     qdata = part(0, torch.int8, shape)
     scale = part(1, getattr(torch, scale_dtype), grid)
     zero_point = part(2, torch.int8, grid) if zero else None
-    if zero_point is None or (target == "int8" and scale_dtype == "float32"):
-        # Int8Tensor's layout (int8 codes, float32 scales); an IntxUnpackedToInt8Tensor of int8 with float32
-        # scales has the same descriptor, and comes back as this, dequantizing alike (ADR-061).
+    if zero_point is None or (target == "int8" and scale_dtype == "float32" and group == shape[-1]):
+        # Int8Tensor's layout (int8 codes, a float32 scale per row); an IntxUnpackedToInt8Tensor of int8 with
+        # float32 scales per row has the same descriptor, and comes back as this, dequantizing alike (ADR-061).
         from torchao.quantization import Int8Tensor
 
         return Int8Tensor(qdata, scale, block, out, zero_point=zero_point)
