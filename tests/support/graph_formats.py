@@ -21,7 +21,7 @@ import numpy as np
 from hurray import nodes as hn
 from hurray.quant import library_graphs as lg
 
-from .graph_spec import Bits, Constant, Gather, Ggml, Graph, Node, Stored, Step, constant_bits
+from .graph_spec import Bits, Constant, Gather, Ggml, Graph, Node, Stored, Step
 
 FP32_ONE_OVER_127 = lg.FP32_ONE_OVER_127
 

@@ -29,7 +29,7 @@ from ..formats.checkpoint.bitsandbytes import FP4, NF4
 from ..quant import library_graphs as graphs
 from ._graphs import buffer_bytes, over, recognise
 from ._imports import require
-from ._names import qualified_name
+from ._names import dtype_leaf as _name, from_package, qualified_name
 
 __all__ = ["from_bitsandbytes", "to_bitsandbytes"]
 
@@ -37,11 +37,7 @@ _OUT = ("float32", "bfloat16", "float16")
 
 
 def is_bitsandbytes(obj: Any) -> bool:
-    return (getattr(type(obj), "__module__", "") or "").split(".", 1)[0] == "bitsandbytes"
-
-
-def _name(dtype: Any) -> str:
-    return str(dtype).rsplit(".", 1)[-1]
+    return from_package(obj, "bitsandbytes")
 
 
 def _refuse(obj: Any, why: str) -> UnsupportedError:

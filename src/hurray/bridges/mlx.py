@@ -33,7 +33,7 @@ from ..errors import InvalidArgumentError, UnsupportedError
 from ..quant import library_graphs as graphs
 from ._graphs import buffer_bytes, over, recognise
 from ._imports import require
-from ._names import refusal
+from ._names import dtype_leaf, refusal
 
 __all__ = ["from_mlx", "to_mlx"]
 
@@ -51,15 +51,11 @@ def _mx() -> Any:
     return require("mlx.core", "mlx[cpu]", "hurray.from_mlx / hurray.to_mlx")
 
 
-def _dtype_name(array: Any) -> str:
-    return str(array.dtype).rsplit(".", 1)[-1]
-
-
 def _view(mx: Any, array: Any, what: str, dtypes: tuple[str, ...]) -> tuple[np.ndarray, str]:
     """(the bytes of ``array`` as a flat uint8 numpy view of its own memory, its dtype name), checked."""
     if not isinstance(array, mx.array):
         raise InvalidArgumentError(refusal(array, f"is not an mlx.core.array (from_mlx's {what})"))
-    name = _dtype_name(array)
+    name = dtype_leaf(array.dtype)
     if name not in dtypes:
         raise InvalidArgumentError(f"from_mlx: {what} must be {' or '.join(dtypes)}, as mx.quantize makes it, "
                                    f"not {name}")

@@ -36,7 +36,7 @@ from ..errors import InvalidArgumentError, UnsupportedError
 from ..quant import library_graphs
 from ._graphs import over, recognise
 from ._imports import require
-from ._names import qualified_name, refusal
+from ._names import dtype_leaf as _name, qualified_name, refusal
 
 __all__ = ["from_torch", "to_torch"]
 
@@ -51,10 +51,6 @@ _SUB_BYTE = {f"{kind}{bits}": f"{kind}{bits}" for kind in ("uint", "int") for bi
 _LEGACY = {"qint8": "int8", "quint8": "uint8", "qint32": "int32", "quint4x2": "uint4", "quint2x4": "uint2"}
 _LEGACY_BACK = {v: k for k, v in _LEGACY.items()}
 _PARAMETER_DTYPES = {"float32": "float32", "float64": "float64", "int64": "int64", "int32": "int32"}
-
-
-def _name(dtype: Any) -> str:
-    return str(dtype).rsplit(".", 1)[-1]
 
 
 def from_torch(obj: Any) -> Tensor:

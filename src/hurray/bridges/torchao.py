@@ -28,7 +28,7 @@ from ..errors import UnsupportedError
 from ..quant import library_graphs as graphs
 from ._graphs import over, recognise
 from ._imports import require
-from ._names import qualified_name
+from ._names import dtype_leaf as _name, from_package, qualified_name
 
 __all__ = ["from_torchao", "to_torchao"]
 
@@ -54,11 +54,7 @@ _FLOAT_OUT = ("float32", "bfloat16", "float16")
 
 
 def is_torchao(obj: Any) -> bool:
-    return (getattr(type(obj), "__module__", "") or "").split(".", 1)[0] == "torchao"
-
-
-def _name(dtype: Any) -> str:
-    return str(dtype).rsplit(".", 1)[-1]
+    return from_package(obj, "torchao")
 
 
 def _refuse(obj: Any, why: str) -> UnsupportedError:
