@@ -17,7 +17,7 @@ import torch
 
 import hurray
 from hurray.errors import InvalidArgumentError, UnsupportedError
-from support import layer7
+from support.bridge_checks import c_consumer_sees
 
 warnings.filterwarnings("ignore", message=".*quantize_per_.*deprecated", category=UserWarning)
 
@@ -27,20 +27,6 @@ def same_bits(a, b):
     assert a.shape == b.shape, (a.shape, b.shape)
     differ = a.view(np.uint32) != b.view(np.uint32)
     assert not differ.any(), f"{int(differ.sum())} of {a.size} differ; first at {np.argwhere(differ)[:3].tolist()}"
-
-
-def c_consumer_sees(tensor):
-    """The layer-7 consumer's reading of the capsule, checked against the descriptor Hurray holds."""
-    capsule = tensor.__hurray__(max_version=5)
-    assert layer7.buffer_addresses(capsule) == list(tensor.buffers)
-    status, text = layer7.describe(capsule)
-    assert status == 0, text
-    d = tensor.descriptor
-    assert text.startswith(f"{d.dtype} [{', '.join(map(str, d.shape))}] strides [{', '.join(map(str, d.strides))}]")
-    assert f"scheme {d.scheme}" in text
-    for role, part in d.parts.items():
-        assert f"part {role}: {part.dtype} in buffer {part.buffer_index} at byte {part.byte_offset}" in text
-    return text
 
 
 def legacy_cases():
@@ -75,6 +61,13 @@ def legacy_cases():
     base = cases["torch.qint32-per-tensor"]
     cases["qint32-per-tensor-transposed"] = base.transpose(0, 2)
     cases["qint32-per-tensor-sliced"] = base[1:, :, 2:]
+    # A per-tensor scale that is no float32 (0.1): torch stores the double and computes with its float32
+    # rounding; a version-2 graph states both.
+    for qdtype in (torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4):
+        source = x if qdtype not in (torch.quint4x2, torch.quint2x4) else torch.rand(5, 7, generator=g) * 2
+        cases[f"{qdtype}-per-tensor-double-scale"] = torch.quantize_per_tensor(
+            source, 0.1, 0 if qdtype is torch.qint32 else 2, qdtype)
+    cases["qint8-per-tensor-double-scale-sliced"] = cases["torch.qint8-per-tensor-double-scale"][1:, ::2]
     return cases
 
 
@@ -86,9 +79,10 @@ def test_legacy_quantized_tensor_comes_in_and_goes_out_exact(name):
     q = LEGACY[name]
     t = hurray.from_torch(q)
     d = t.descriptor
-    assert d.scheme == "affine"
+    assert d.scheme == ("graph" if "double-scale" in name else "affine")
     assert t.buffers[0][0] == q.untyped_storage().data_ptr()          # the codes are torch's own storage
-    assert d.byte_offset == q.storage_offset() * (1 if q.dtype in (torch.quint4x2, torch.quint2x4) else q.element_size())
+    offset = d.root.x.offset if d.scheme == "graph" else d.byte_offset   # a graph: where its stored codes start
+    assert offset == q.storage_offset() * (1 if q.dtype in (torch.quint4x2, torch.quint2x4) else q.element_size())
     same_bits(t.dequantize(), q.dequantize().numpy())                 # torch's own dequantize, bit for bit
     c_consumer_sees(t)
     back = hurray.to_torch(t)
@@ -112,12 +106,6 @@ def test_a_module_state_dict_round_trips():
     for k in state:
         assert torch.equal(again[k].int_repr(), state[k].int_repr())
         assert torch.equal(again[k].dequantize(), state[k].dequantize())
-
-
-def test_a_per_tensor_scale_that_is_not_a_float32_is_refused_by_name():
-    q = torch.quantize_per_tensor(torch.rand(4), 0.1, 0, torch.qint8)  # 0.1 is no float32
-    with pytest.raises(UnsupportedError, match="not a float32"):
-        hurray.from_torch(q)
 
 
 def test_the_codes_outlive_the_torch_tensor():
@@ -216,3 +204,10 @@ def test_a_missing_framework_is_named_with_what_to_install(monkeypatch):
     with pytest.raises(hurray.errors.MissingPackageError, match="pip install torch") as info:
         hurray.from_torch(object())
     assert isinstance(info.value, ImportError) and isinstance(info.value, hurray.HurrayError)
+
+
+def test_a_tensor_subclass_hurray_does_not_know_is_refused_by_name():
+    kind = type("Mystery", (torch.Tensor,), {"__module__": "somelib.tensors"})
+    obj = torch.Tensor._make_subclass(kind, torch.zeros(3))
+    with pytest.raises(UnsupportedError, match=r"somelib\.tensors\.Mystery is a tensor subclass whose layout"):
+        hurray.from_torch(obj)

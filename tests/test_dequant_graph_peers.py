@@ -40,6 +40,8 @@ from support.graph_formats import (
     torch_per_channel,
     torch_per_tensor,
     torch_sub_byte,
+    torchao_float8,
+    torchao_intx,
     torchao_mx,
     torchao_nvfp4,
 )
@@ -411,11 +413,9 @@ def test_torchao_float8(granularity, dtype):
             "block1x128": PerBlock([1, 128])}[granularity]
     t = Float8Tensor.from_hp(hp, granularity=gran)
     ref = t.dequantize()
-    scale = np_of(t.scale).astype(np.float32)
     block = {"tensor": (O, I), "row": (1, I), "block128": (128, 128), "block1x128": (1, 128)}[granularity]
-    graph = Graph((O, I), [Step("mul", "float32", (O, I), 1, 2, blocks=block),
-                           Stored("float8_e4m3fn", (O, I), 0), Stored("float32", scale.shape, 1)], name="torchao_f8")
-    prove(graph, [np_of(t.qdata).tobytes(), scale.tobytes()], ref)
+    graph, buffers = torchao_float8(np_of(t.qdata), "float8_e4m3fn", np_of(t.scale), block, dtype)
+    prove(graph, buffers, ref)
 
 
 @pytest.mark.parametrize("elem", ["float8_e4m3fn", "float8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4"])
@@ -466,12 +466,9 @@ def test_torchao_intx_unpacked_to_int8(weight_dtype):
     quantize_(m, IntxWeightOnlyConfig(weight_dtype=getattr(torch, weight_dtype), granularity=PerGroup(32)))
     t = m[0].weight
     ref = t.dequantize()
-    O, I = t.qdata.shape
-    G = I // 32
-    graph = Graph((O, I), [Step("sub_mul", "bfloat16", (O, I), 1, 2, 3, blocks=(1, 32)),
-                           Stored("int8", (O, I), 0), Stored("bfloat16", (O, G), 1), Stored("int8", (O, G), 2)],
-                  name="torchao_intx")
-    prove(graph, [np_of(t.qdata).tobytes(), np_of(t.scale).tobytes(), np_of(t.zero_point).tobytes()], ref)
+    graph, buffers = torchao_intx(np_of(t.qdata), np_of(t.scale), torch_dtype_name(t.scale), np_of(t.zero_point), 32,
+                                  "bfloat16", weight_dtype)
+    prove(graph, buffers, ref)
 
 
 # ---- torch 2.13 legacy quantized tensors ---------------------------------------------------------

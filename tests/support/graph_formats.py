@@ -3,7 +3,11 @@ each library lays them out (shapes are torch's [O, I]).
 
 Each function takes the library's arrays as they lie (numpy arrays of the
 stored dtypes, in the library's own shapes) and returns the Graph and its
-buffers, describing the bytes in place: nothing is repacked. The library
+buffers, describing the bytes in place: nothing is repacked. The formats the
+framework bridges bring in (MLX, bitsandbytes, torchao) are built once, in
+the package (hurray.quant.library_graphs); their functions here are thin:
+they take the arrays, call the package's builder and convert its node tree
+to this module's Graph (as_graph), so the proofs test the bridges' graphs. The library
 proofs (tests/test_dequant_graph_peers.py) call them with the libraries'
 own tensors; format_cases() calls them with random bytes for the oracle
 and sanitizer runs.
@@ -14,9 +18,13 @@ import math
 
 import numpy as np
 
-from .graph_spec import Bits, Constant, Ggml, Graph, Node, Stored, Step, constant_bits
+from hurray import nodes as hn
+from hurray.quant import library_graphs as lg
 
-FP32_ONE_OVER_127 = 0x3C010204  # bitsandbytes' fp32(7.874015718698502e-3)
+from .graph_spec import Bits, Constant, Gather, Ggml, Graph, Node, Stored, Step
+
+FP32_ONE_OVER_127 = lg.FP32_ONE_OVER_127
+
 NF4 = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
                 -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
                 0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
@@ -172,123 +180,6 @@ def ct_fp8(weight: np.ndarray, scale: np.ndarray, O: int, I: int, block: tuple[i
     return Graph((O, I), nodes, "bfloat16", name="fp8_block"), [_b(weight), _b(scale)]
 
 
-def mlx_affine(w_q: np.ndarray, scales: np.ndarray, biases: np.ndarray, bits: int, group_size: int,
-               dtype: str) -> tuple[Graph, list[bytes]]:
-    """MLX affine: w_q uint32 [..., I*b/32] (a dense stream per row), scales
-    and biases [..., I/gs] in the model dtype; w = q*s + b, two roundings."""
-    shape = tuple(w_q.shape[:-1]) + (w_q.shape[-1] * 32 // bits,)
-    grid = tuple(scales.shape)
-    rank = len(shape)
-    strides = tuple(int(v) for v in np.array(w_q.strides) // 4)
-    blocks = (1,) * (rank - 1) + (group_size,)
-    nodes: list[Node] = [Step("mul_add", dtype, shape, 1, 2, 3, blocks=blocks),
-                         Stored(f"uint{bits}", shape, 0, container_bits=32, packed_axis=rank - 1,
-                                packing="dense", strides=strides),
-                         Stored(dtype, grid, 1), Stored(dtype, grid, 2)]
-    return Graph(shape, nodes, dtype, name=f"mlx{bits}"), [_b(w_q), _b(scales), _b(biases)]
-
-
-def mlx_fp(w_q: np.ndarray, scales: np.ndarray, mode: str, dtype: str = "bfloat16",
-           global_scale: np.ndarray | None = None) -> tuple[Graph, list[bytes]]:
-    """MLX mxfp4 / mxfp8 / nvfp4: w_q uint32 [O, I/8] (or [O, I/4] for
-    mxfp8), scales uint8; mx: E8M0 (255 infinity) in dtype; nvfp4: e4m3
-    scales, with global_scale (float32) in float32 divided by 2688."""
-    O = w_q.shape[0]
-    per = 4 if mode == "mxfp8" else 8
-    I = w_q.shape[1] * per
-    code = "float8_e4m3fn" if mode == "mxfp8" else "float4_e2m1fn"
-    x = Stored(code, (O, I), 0, container_bits=32, packed_axis=1, packing="slots", chunk_containers=1,
-               chunk_stride=1, order=tuple(range(per)), strides=(w_q.shape[1], 1))
-    if mode != "nvfp4":
-        nodes: list[Node] = [Step("mul", dtype, (O, I), 1, 2, blocks=(1, 32)), x,
-                             Stored("float8_e8m0fnu", (O, I // 32), 1, no_nan=True)]
-        return Graph((O, I), nodes, dtype, name=f"mlx_{mode}"), [_b(w_q), _b(scales)]
-    if global_scale is None:
-        nodes = [Step("mul", dtype, (O, I), 1, 2, blocks=(1, 16)), x,
-                 Stored("float8_e4m3fn", (O, I // 16), 1)]
-        return Graph((O, I), nodes, dtype, name="mlx_nvfp4"), [_b(w_q), _b(scales)]
-    g = Stored("float32", (1, 1), 2)
-    nodes = [Step("mul", "float32", (O, I), 1, 2, blocks=(1, 16)), x,
-             Step("mul", "float32", (O, I // 16), 3, 4, blocks=(O, I // 16)),
-             Stored("float8_e4m3fn", (O, I // 16), 1),
-             Step("div", "float32", (1, 1), 5, 6), g,
-             Constant(dtype, constant_bits(dtype, 2688.0))]
-    return Graph((O, I), nodes, "float32", name="mlx_nvfp4_global"), [
-        _b(w_q), _b(scales), _b(np.asarray(global_scale, np.float32))]
-
-
-def bnb_4bit(packed: np.ndarray, absmax: np.ndarray, code: np.ndarray, blocksize: int, shape: tuple[int, int],
-             nested: tuple[np.ndarray, np.ndarray, float] | None = None) -> tuple[Graph, list[bytes]]:
-    """bitsandbytes NF4/FP4: packed uint8 [ceil(n/2), 1] (first element in
-    the high nibble), blocks over the flat index; absmax float32, or (nested)
-    uint8 codes with nested_absmax, nested_quant_map and the offset; code
-    the 16-entry float32 table."""
-    n = math.prod(shape)
-    nb = -(-n // blocksize)
-    x = Stored("uint4", (n,), 0, container_bits=8, packed_axis=0, packing="slots", chunk_containers=1,
-               chunk_stride=1, order=(1, 0), strides=(1,), codebook=2)
-    if nested is None:
-        nodes: list[Node] = [Step("mul", "float32", (n,), 1, 3, blocks=(blocksize,), ragged=n % blocksize != 0),
-                             x, Stored("float32", (16,), 1), Stored("float32", (nb,), 2)]
-        return Graph(shape, nodes, name="bnb4"), [_b(packed), _b(code.astype(np.float32)),
-                                                   _b(absmax.astype(np.float32))]
-    nested_absmax, nested_map, offset = nested
-    nn = -(-nb // 256)
-    nodes = [Step("mul", "float32", (n,), 1, 3, blocks=(blocksize,), ragged=n % blocksize != 0),
-             x, Stored("float32", (16,), 1),
-             Step("mul_add", "float32", (nb,), 4, 6, 7, blocks=(256,), ragged=nb % 256 != 0),
-             Stored("uint8", (nb,), 2, codebook=5), Stored("float32", (256,), 3),
-             Stored("float32", (nn,), 4), Constant("float32", constant_bits("float32", offset))]
-    return Graph(shape, nodes, name="bnb4_nested"), [
-        _b(packed), _b(code.astype(np.float32)), _b(absmax.astype(np.uint8)),
-        _b(nested_map.astype(np.float32)), _b(nested_absmax.astype(np.float32))]
-
-
-def llm_int8(cb: np.ndarray, scb: np.ndarray) -> tuple[Graph, list[bytes]]:
-    """LLM.int8: int8 [O, I] times SCB float32 [O], times fp32(1/127)."""
-    O, I = cb.shape
-    nodes: list[Node] = [Step("mul", "float32", (O, I), 1, 4, blocks=(O, I)),
-                         Step("mul", "float32", (O, I), 2, 3, blocks=(1, I)),
-                         Stored("int8", (O, I), 0), Stored("float32", (O, 1), 1),
-                         Constant("float32", FP32_ONE_OVER_127)]
-    return Graph((O, I), nodes, "float32", name="llm_int8"), [_b(cb), _b(scb.astype(np.float32))]
-
-
-def torchao_mx(qdata: np.ndarray, scale: np.ndarray, elem: str, dtype: str) -> tuple[Graph, list[bytes]]:
-    """torchao MXTensor: fp8 [M, K], fp4 uint8 [M, K/2] (low nibble first)
-    or fp6 one code per byte [M, K]; scale float8_e8m0fnu [M, K/32] (255 is
-    NaN); multiplied in the target dtype."""
-    M = qdata.shape[0]
-    if elem == "fp4":
-        K = qdata.shape[1] * 2
-        x = Stored("float4_e2m1fn", (M, K), 0, packing="lsb_first")
-    elif elem.startswith("fp6"):
-        K = qdata.shape[1]
-        x = Stored("float6_e2m3fn" if elem == "fp6_e2m3" else "float6_e3m2fn", (M, K), 0, packing="padded")
-    else:
-        K = qdata.shape[1]
-        x = Stored(elem, (M, K), 0)
-    nodes: list[Node] = [Step("mul", dtype, (M, K), 1, 2, blocks=(1, 32)), x,
-                         Stored("float8_e8m0fnu", (M, K // 32), 1)]
-    return Graph((M, K), nodes, dtype, name=f"torchao_mx_{elem}"), [_b(qdata), _b(scale)]
-
-
-def torchao_nvfp4(qdata: np.ndarray, scale: np.ndarray, per_tensor: np.ndarray | None, M: int, K: int,
-                  swizzled: bool) -> tuple[Graph, list[bytes]]:
-    """torchao NVFP4Tensor: uint8 [M, K/2], e4m3 scales [M, K/16] (or the
-    swizzled 128x4 layout), an optional float32 per-tensor scale that
-    multiplies; float32 arithmetic."""
-    s = Stored("float8_e4m3fn", (M, K // 16), 1, swizzled=swizzled, strides=(0, 0) if swizzled else None)
-    x = Stored("float4_e2m1fn", (M, K), 0, packing="lsb_first")
-    if per_tensor is None:
-        nodes: list[Node] = [Step("mul", "float32", (M, K), 1, 2, blocks=(1, 16)), x, s]
-        return Graph((M, K), nodes, "float32", name="torchao_nvfp4"), [_b(qdata), _b(scale)]
-    nodes = [Step("mul", "float32", (M, K), 1, 2, blocks=(1, 16)), x,
-             Step("mul", "float32", (M, K // 16), 3, 4, blocks=(M, K // 16)), s, Stored("float32", (1, 1), 2)]
-    return Graph((M, K), nodes, "float32", name="torchao_nvfp4_pts"), [
-        _b(qdata), _b(scale), _b(np.asarray(per_tensor, np.float32))]
-
-
 def torch_per_channel(q: np.ndarray, scales: np.ndarray, zero_points: np.ndarray, axis: int,
                       qdtype: str) -> tuple[Graph, list[bytes]]:
     """torch per_channel_affine: int codes, float64 scales and int64 zero
@@ -303,13 +194,8 @@ def torch_per_channel(q: np.ndarray, scales: np.ndarray, zero_points: np.ndarray
 
 
 def torch_per_tensor(q: np.ndarray, scale: float, zero_point: int, qdtype: str) -> tuple[Graph, list[bytes]]:
-    """torch per_tensor_affine: fp32(q - zp) * fp32(scale) (the double scale
-    rounded to float32 first, as the step's operands are)."""
-    shape = q.shape
-    nodes: list[Node] = [Step("sub_mul", "float32", shape, 1, 2, 3, blocks=shape),
-                         Stored(qdtype, shape, 0), Constant("float64", constant_bits("float64", scale)),
-                         Constant("int64", constant_bits("int64", zero_point))]
-    return Graph(shape, nodes, "float32", name="torch_per_tensor"), [_b(q)]
+    """torch per_tensor_affine (lg.torch_per_tensor): the codes, the double scale and the zero point."""
+    return as_graph(lg.torch_per_tensor(tuple(q.shape), qdtype, scale, zero_point)), [_b(q)]
 
 
 def torch_sub_byte(packed: np.ndarray, shape: tuple[int, ...], bits: int, scales: np.ndarray,
@@ -395,6 +281,110 @@ def quanto(data: np.ndarray, scale: np.ndarray, shift: np.ndarray, bits: int, sh
 
 def ggml(raw: bytes, ggml_type: str, shape: tuple[int, int]) -> tuple[Graph, list[bytes]]:
     return Graph(shape, [Ggml(ggml_type, shape, 0)], "float32", name=f"ggml_{ggml_type}"), [raw]
+
+
+# ---- the framework bridges' formats: the package's builders -------------------------------
+
+
+def as_graph(layout: lg.Layout) -> Graph:
+    """The package's node tree as this module's Graph (the same nodes in canonical order)."""
+    from hurray.core.nodes import number
+
+    order = number(layout.root)
+    at = {id(n): i for i, n in enumerate(order)}
+
+    def ref(n: object) -> int:
+        return 0 if n is None else at[id(n)]
+
+    out: list[Node] = []
+    for n in order:
+        if isinstance(n, hn.Stored):
+            words = n.packing if isinstance(n.packing, hn.Words) else None
+            stored = Stored(n.dtype, n.shape, n.buffer, n.offset, strides=n.strides, big_endian=n.byte_order == "big",
+                            swizzled=n.layout == "swizzled_128x4", code_offset=n.code_offset,
+                            codebook=ref(n.codebook), no_nan=n.value_rule == "e8m0_no_nan")
+            if words is None:
+                stored.packing = n.packing
+            else:
+                stored.packing, stored.container_bits, stored.packed_axis = words.packing, words.container_bits, \
+                    words.packed_axis
+                stored.chunk_containers, stored.planar, stored.chunk_stride, stored.order = \
+                    words.chunk_containers, words.planar, words.chunk_stride, words.order
+            out.append(stored)
+        elif isinstance(n, hn.Constant):
+            out.append(Constant(n.dtype, n.value_bits))
+        elif isinstance(n, hn.Step):
+            out.append(Step(n.form, n.arithmetic, n.shape, ref(n.x), ref(n.scale), ref(n.offset), n.blocks,
+                            n.ragged, n.indexed_axis, ref(n.group_index)))
+        elif isinstance(n, hn.Bits):
+            out.append(Bits(n.shape, tuple(ref(i) for i in n.inputs), n.shifts, n.offset))
+        elif isinstance(n, hn.Gather):
+            out.append(Gather(n.shape, ref(n.x), ref(n.index), n.axis))
+        else:
+            out.append(Ggml(n.ggml_type, n.shape, n.buffer, n.offset))
+    return Graph(layout.shape, out, layout.result_dtype, name=layout.name)
+
+
+def mlx_affine(w_q: np.ndarray, scales: np.ndarray, biases: np.ndarray, bits: int, group_size: int,
+               dtype: str) -> tuple[Graph, list[bytes]]:
+    """MLX affine (lg.mlx_affine): w_q uint32 [..., I*b/32], scales and biases [..., I/gs]."""
+    shape = tuple(w_q.shape[:-1]) + (w_q.shape[-1] * 32 // bits,)
+    return as_graph(lg.mlx_affine(shape, bits, group_size, dtype)), [_b(w_q), _b(scales), _b(biases)]
+
+
+def mlx_fp(w_q: np.ndarray, scales: np.ndarray, mode: str, dtype: str = "bfloat16",
+           global_scale: np.ndarray | None = None) -> tuple[Graph, list[bytes]]:
+    """MLX mxfp4 / mxfp8 / nvfp4 (lg.mlx_fp): w_q uint32, scales uint8, a float32 global scale."""
+    shape = tuple(w_q.shape[:-1]) + (w_q.shape[-1] * (4 if mode == "mxfp8" else 8),)
+    buffers = [_b(w_q), _b(scales)]
+    if global_scale is not None:
+        buffers.append(_b(np.asarray(global_scale, np.float32)))
+    return as_graph(lg.mlx_fp(shape, mode, dtype, global_scale is not None)), buffers
+
+
+def bnb_4bit(packed: np.ndarray, absmax: np.ndarray, code: np.ndarray, blocksize: int, shape: tuple[int, int],
+             nested: tuple[np.ndarray, np.ndarray, float] | None = None) -> tuple[Graph, list[bytes]]:
+    """bitsandbytes NF4/FP4 (lg.bnb_4bit); nested is (nested_absmax, nested_quant_map, offset)."""
+    if nested is None:
+        return as_graph(lg.bnb_4bit(shape, blocksize)), [_b(packed), _b(code.astype(np.float32)),
+                                                           _b(absmax.astype(np.float32))]
+    nested_absmax, nested_map, offset = nested
+    return as_graph(lg.bnb_4bit(shape, blocksize, offset)), [
+        _b(packed), _b(code.astype(np.float32)), _b(absmax.astype(np.uint8)),
+        _b(nested_map.astype(np.float32)), _b(nested_absmax.astype(np.float32))]
+
+
+def llm_int8(cb: np.ndarray, scb: np.ndarray) -> tuple[Graph, list[bytes]]:
+    """LLM.int8 (lg.llm_int8): int8 [O, I] and SCB float32 [O]."""
+    return as_graph(lg.llm_int8(*cb.shape)), [_b(cb), _b(scb.astype(np.float32))]
+
+
+def torchao_float8(qdata: np.ndarray, qdtype: str, scale: np.ndarray, block_size: tuple[int, ...],
+                   dtype: str) -> tuple[Graph, list[bytes]]:
+    """torchao Float8Tensor (lg.torchao_float8): fp8 qdata (as bytes), float32 scale."""
+    return as_graph(lg.torchao_float8(tuple(qdata.shape), qdtype, block_size, dtype)), [
+        _b(qdata), _b(scale.astype(np.float32))]
+
+
+def torchao_intx(qdata: np.ndarray, scale: np.ndarray, scale_dtype: str, zero_point: np.ndarray | None,
+                 group: int, dtype: str, target: str = "int8") -> tuple[Graph, list[bytes]]:
+    """torchao IntxUnpackedToInt8Tensor / Int8Tensor (lg.torchao_intx)."""
+    layout = lg.torchao_intx(tuple(qdata.shape), group, scale_dtype,
+                             None if zero_point is None else str(zero_point.dtype), dtype, target)
+    return as_graph(layout), [_b(qdata), _b(scale)] + ([] if zero_point is None else [_b(zero_point)])
+
+
+def torchao_mx(qdata: np.ndarray, scale: np.ndarray, elem: str, dtype: str) -> tuple[Graph, list[bytes]]:
+    """torchao MXTensor (lg.torchao_mx): qdata as torchao holds it, E8M0 scale bytes."""
+    shape = tuple(qdata.shape[:-1]) + (qdata.shape[-1] * (2 if elem == "fp4" else 1),)
+    return as_graph(lg.torchao_mx(shape, elem, dtype)), [_b(qdata), _b(scale)]
+
+
+def torchao_nvfp4(qdata: np.ndarray, scale: np.ndarray, per_tensor: np.ndarray | None, M: int, K: int,
+                  swizzled: bool) -> tuple[Graph, list[bytes]]:
+    """torchao NVFP4Tensor (lg.torchao_nvfp4): uint8 [M, K/2], E4M3 scales, a float32 per-tensor scale."""
+    buffers = [_b(qdata), _b(scale)] + ([] if per_tensor is None else [_b(np.asarray(per_tensor, np.float32))])
+    return as_graph(lg.torchao_nvfp4(M, K, swizzled, per_tensor is not None)), buffers
 
 
 # ---- random bytes in each layout ----------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["qualified_name", "suggestion"]
+__all__ = ["dtype_leaf", "from_package", "qualified_name", "suggestion"]
 
 # Top-level package -> the public module its types are spelled under, where
 # the defining module is private (torch.Tensor is defined in torch._tensor).
@@ -72,3 +72,13 @@ def is_quantized_torch(obj: Any) -> bool:
         return bool(getattr(obj, "is_quantized", False))
     except Exception:
         return False
+
+
+def from_package(obj: Any, package: str) -> bool:
+    """``type(obj)`` is defined in ``package`` (its top-level module): no import needed to tell."""
+    return (getattr(type(obj), "__module__", "") or "").split(".", 1)[0] == package
+
+
+def dtype_leaf(dtype: Any) -> str:
+    """A framework dtype's last name: ``torch.float8_e4m3fn`` and ``mlx.core.bfloat16`` give the Hurray spelling."""
+    return str(dtype).rsplit(".", 1)[-1]

@@ -11,7 +11,10 @@ Without a copy, in either direction:
   and per channel on any axis, ``per_channel_affine_float_qparams``,
   ``quint4x2`` and ``quint2x4``) as version-1 affine descriptors, whose
   arithmetic is torch's: float32 per tensor, float64 for float64 channel
-  scales (docs/impl/descriptor-encoding.md, "Quantization").
+  scales (docs/impl/descriptor-encoding.md, "Quantization");
+- torchao's and bitsandbytes' quantized tensors as version-2 graphs, by
+  their bridges (torchao.py, bitsandbytes.py), which ``to_torch`` calls
+  back for a graph they recognise.
 
 The codes of a quantized tensor are read from its storage, never through
 ``int_repr()`` (a copy) or ``q.view(torch.int8)`` (which crashes on use);
@@ -28,9 +31,12 @@ import numpy as np
 from ..core._facts import row_major_strides
 from ..core.descriptor import Descriptor, Part
 from ..core.tensor import Tensor
+from ..core.nodes import Constant, Step, Stored
 from ..errors import InvalidArgumentError, UnsupportedError
+from ..quant import library_graphs
+from ._graphs import over, recognise
 from ._imports import require
-from ._names import qualified_name, refusal
+from ._names import dtype_leaf as _name, qualified_name, refusal
 
 __all__ = ["from_torch", "to_torch"]
 
@@ -47,22 +53,25 @@ _LEGACY_BACK = {v: k for k, v in _LEGACY.items()}
 _PARAMETER_DTYPES = {"float32": "float32", "float64": "float64", "int64": "int64", "int32": "int32"}
 
 
-def _name(dtype: Any) -> str:
-    return str(dtype).rsplit(".", 1)[-1]
-
-
 def from_torch(obj: Any) -> Tensor:
     """A :class:`hurray.Tensor` sharing the memory of the torch tensor ``obj``, its quantization kept.
 
-    Plain tensors of any dtype Hurray has, and torch's legacy quantized
+    Plain tensors of any dtype Hurray has, torch's legacy quantized
     tensors (per tensor, per channel, float qparams, ``quint4x2``,
-    ``quint2x4``). A tensor subclass this build does not know (torchao's
-    and bitsandbytes' among them, until their bridges can state them) is
-    refused by name, never read as plain memory.
+    ``quint2x4``), torchao's quantized tensors (hurray.bridges.torchao) and
+    bitsandbytes' ``Params4bit`` and ``Int8Params``
+    (hurray.bridges.bitsandbytes). Another tensor subclass is refused by
+    name, never read as plain memory.
     """
     torch = _torch()
     if not isinstance(obj, torch.Tensor):
         raise InvalidArgumentError(refusal(obj, "is not a torch.Tensor; from_torch takes one"))
+    from . import bitsandbytes, torchao
+
+    if torchao.is_torchao(obj):
+        return torchao.from_torchao(obj)
+    if bitsandbytes.is_bitsandbytes(obj):
+        return bitsandbytes.from_bitsandbytes(torch, obj)
     if type(obj) not in (torch.Tensor, torch.nn.Parameter):
         raise UnsupportedError(
             f"from_torch: {qualified_name(obj)} is a tensor subclass whose layout this build of hurray "
@@ -141,10 +150,12 @@ def _from_legacy(torch: Any, q: Any) -> Tensor:
         scale = torch.tensor([q.q_scale()], dtype=torch.float32)
         zero = torch.tensor([q.q_zero_point()], dtype=torch.int64)
         if float(scale[0]) != q.q_scale():
-            raise UnsupportedError(
-                f"from_torch: the per-tensor scale {q.q_scale()!r} is not a float32; torch computes with "
-                "its float32 rounding, and a version-1 descriptor cannot also keep the float64 it stores"
-            )
+            # A double that is no float32: version 1 cannot keep both it and the float32 arithmetic; a graph
+            # keeps the double as a constant and converts it as torch does.
+            layout = library_graphs.torch_per_tensor(shape, values, q.q_scale(), q.q_zero_point(), strides,
+                                                     q.storage_offset() * itemsize,
+                                                     "lsb_first" if sub_byte else None)
+            return over(layout, spans, owners)
     elif scheme in ("per_channel_affine", "per_channel_affine_float_qparams"):
         granularity, axis = "per_axis", q.q_per_channel_axis()
         scale, zero = q.q_per_channel_scales(), q.q_per_channel_zero_points()
@@ -182,15 +193,18 @@ def _writable(view: Tensor) -> Tensor:
 
 
 def to_torch(tensor: Tensor) -> Any:
-    """A torch tensor over the memory of ``tensor``: plain, or a legacy quantized one (no copy).
+    """A torch tensor over the memory of ``tensor``: plain, legacy quantized, torchao's or bitsandbytes' (no copy).
 
-    The inverse of :func:`from_torch` for what it brings in; other schemes
-    are refused by name (``Tensor.dequantize()`` gives their values).
+    The inverse of :func:`from_torch` for what it brings in (a graph is
+    recognised as the layout from_torch makes, byte for byte); other schemes
+    and graphs are refused by name (``Tensor.dequantize()`` gives their values).
     """
     torch = _torch()
     if not isinstance(tensor, Tensor):
         raise InvalidArgumentError(refusal(tensor, "is not a hurray.Tensor; to_torch takes one"))
     desc = tensor.descriptor
+    if desc.scheme == "graph":
+        return _graph_to_torch(torch, tensor)
     if desc.scheme == "affine":
         return _to_legacy(torch, tensor, desc)
     if desc.scheme != "none":
@@ -203,6 +217,52 @@ def to_torch(tensor: Tensor) -> Any:
         raw = _over_bytes(torch, tensor, desc, "uint8" if desc.dtype.startswith("u") else "int8")
         return raw.view(getattr(torch, desc.dtype))
     return torch.from_dlpack(_writable(tensor))
+
+
+def _graph_to_torch(torch: Any, tensor: Tensor) -> Any:
+    from . import bitsandbytes, torchao
+
+    def part(index: int, dtype: Any, shape: tuple[int, ...]) -> Any:
+        """A torch tensor of ``dtype`` and ``shape`` over the start of buffer ``index`` (no copy)."""
+        count = 1
+        for n in shape:
+            count *= n
+        nbytes = count * torch.empty(0, dtype=dtype).element_size()
+        raw = _bytes_of(tensor, index, torch)
+        if raw.numel() < nbytes:
+            raise UnsupportedError(f"to_torch: buffer {index} holds {raw.numel()} bytes, fewer than {nbytes}")
+        return raw[:nbytes].view(dtype).reshape(shape)
+
+    for bridge in (_legacy_graph_to_torch, torchao.to_torchao, bitsandbytes.to_bitsandbytes):
+        made = bridge(torch, tensor, part)
+        if made is not None:
+            return made
+    raise UnsupportedError(
+        "to_torch: this graph is none of the layouts from_torch makes (torch per tensor with a float64 scale; "
+        "torchao's Float8Tensor, MXTensor, "
+        "NVFP4Tensor, IntxUnpackedToInt8Tensor, Int8Tensor; bitsandbytes' Params4bit, Int8Params); "
+        "Tensor.dequantize() gives its values"
+    )
+
+
+def _legacy_graph_to_torch(torch: Any, tensor: Tensor, part: Any) -> Any:
+    """The per-tensor quantized tensor whose scale is no float32, if ``tensor`` is from_torch's graph of one."""
+    d = tensor.descriptor
+    root = d.root
+    if not (isinstance(root, Step) and isinstance(root.x, Stored) and isinstance(root.scale, Constant)
+            and isinstance(root.offset, Constant)):
+        return None
+    x, scale, zero = root.x, float(root.scale.value), int(root.offset.value)
+    qdtype = _LEGACY_BACK.get(x.dtype)
+    shape = tuple(d.shape)
+    packing = x.packing if isinstance(x.packing, str) else None
+    layout = library_graphs.torch_per_tensor(shape, x.dtype, scale, zero, x.strides, x.offset, packing)
+    if qdtype is None or recognise(d, [(qdtype, layout)]) is None:
+        return None
+    itemsize = 1 if qdtype in ("quint4x2", "quint2x4") else np.dtype(x.dtype).itemsize
+    empty = torch._empty_affine_quantized([0], scale=scale, zero_point=zero, dtype=getattr(torch, qdtype))
+    storage = _bytes_of(tensor, 0, torch).untyped_storage()
+    return empty.set_(storage, x.offset // itemsize, shape, tuple(x.strides or row_major_strides(shape)))
 
 
 def _over_bytes(torch: Any, tensor: Tensor, desc: Descriptor, as_dtype: str) -> Any:
