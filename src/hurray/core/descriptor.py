@@ -83,9 +83,10 @@ def _byte_order_code(dtype: Any, byte_order: Optional[str | int]) -> int:
 _decode_in_c: Optional[Callable[[bytes], Optional[Descriptor]]] = None
 
 
-def _destroy(handle: Any) -> None:
-    box = ffi.new("HurrayDescriptor **", handle)
-    lib.hurray_descriptor_destroy(box)
+def _destroy(handle: Any, _new: Any = ffi.new, _free: Any = lib.hurray_descriptor_destroy) -> None:
+    # ffi and lib bound at definition: at interpreter shutdown a descriptor
+    # kept in a module global is freed after that module's names are cleared.
+    _free(_new("HurrayDescriptor **", handle))
 
 
 class Descriptor:
