@@ -257,7 +257,7 @@ typedef struct HurrayDescriptor HurrayDescriptor;
 typedef struct HurrayTensorContext HurrayTensorContext;
 
 /* Every function below carries two lines that docs/impl/c-ffi.md repeats
- * and tests/test_c_ffi_doc.py holds the two against each other:
+ * and tests/test_docs_c_headers.py holds the two against each other:
  *   Statuses:  every non-OK status it can return ("none" when it returns
  *              no status);
  *   Ownership: what the caller keeps, lends or hands over. */

@@ -18,6 +18,14 @@ from ..io._path import fs_path
 
 NAME = "clean"
 HELP = "remove the temporary files of dead Hurray writers from folders"
+DESCRIPTION = """\
+Remove, from each folder given (the current one by default), the temporary
+files Hurray writers killed before their rename left behind: only files named
+BASE.hurray-tmp-PID-N, only when process PID is gone and no writer holds the
+file's lock. Where the file system has O_TMPFILE a writer's temporary has no
+name, and there is nothing to clean.
+Exit status: 0; 1 when a folder cannot be read.
+"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

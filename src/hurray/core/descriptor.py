@@ -17,6 +17,10 @@ from typing import Any, Callable, NamedTuple, Optional
 from . import dtypes as _dtypes
 from . import nodes as _nodes
 from ._checks import U32, U64, int64, ints, uint
+from ._enums import (
+    BYTE_ORDERS, GGML_TYPES, GRANULARITIES, LAYOUTS, PACKINGS, ROLES, SCHEMES, _BYTE_ORDER_CODES, _GRANULARITY_CODES,
+    _LAYOUT_CODES, _PACKING_CODES, _ROLE_CODES, _SCHEME_CODES, _GGML_TYPE_CODES, _code, _name,
+)
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
 
@@ -24,36 +28,6 @@ __all__ = ["Descriptor", "Part"]
 
 # The longest encoding of either version, from the header.
 _MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_V2_LEN
-
-
-def _enum(prefix: str) -> tuple[dict[int, str], dict[str, int]]:
-    """({code: lowercase name}, {lowercase name: code}) for the header's constants prefix + NAME."""
-    by_code = {getattr(lib, n): n[len(prefix):].lower() for n in dir(lib) if n.startswith(prefix)}
-    return by_code, {name: code for code, name in by_code.items()}
-
-
-BYTE_ORDERS, _BYTE_ORDER_CODES = _enum("HURRAY_BYTE_ORDER_")
-PACKINGS, _PACKING_CODES = _enum("HURRAY_PACKING_")
-SCHEMES, _SCHEME_CODES = _enum("HURRAY_SCHEME_")
-GRANULARITIES, _GRANULARITY_CODES = _enum("HURRAY_GRANULARITY_")
-ROLES, _ROLE_CODES = _enum("HURRAY_ROLE_")
-LAYOUTS, _LAYOUT_CODES = _enum("HURRAY_PART_LAYOUT_")
-GGML_TYPES, _GGML_TYPE_CODES = _enum("HURRAY_GGML_")
-
-
-def _code(codes: dict[str, int], value: Any, field: str) -> int:
-    """The code for a lowercase name (looked up in `codes`), or an integer code passed through for C to judge."""
-    if isinstance(value, str):
-        code = codes.get(value.lower())
-        if code is None:
-            known = ", ".join(repr(n) for n in codes)
-            raise InvalidArgumentError(f"{field} {value!r} is not one of {known}")
-        return code
-    return uint(value, field, U32)
-
-
-def _name(table: dict[int, str], code: int) -> Any:  # the name, or the code a table lacks
-    return table.get(code, code)
 
 
 class Part(NamedTuple):

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from ._checks import U32, U64, index, int64, ints, uint
+from ._enums import GGML_TYPES, _GGML_TYPE_CODES
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
 
@@ -326,7 +327,6 @@ def _add(raw: Any, node: Node, ref: _Refs, out: Any) -> None:
             raw, out[0], len(blocks), ffi.new("uint64_t[]", blocks), lib.HURRAY_STEP_RAGGED if node.ragged else 0,
             uint(node.indexed_axis, "indexed_axis", U32), ref(node.group_index)))
     elif isinstance(node, Ggml):
-        from .descriptor import _GGML_TYPE_CODES  # the header's names, read once there
 
         ggml_code = _GGML_TYPE_CODES.get(str(node.ggml_type).lower())
         if ggml_code is None:
@@ -361,7 +361,6 @@ def read_nodes(handle: Any) -> tuple[Node, ...]:
 
 
 def _read(handle: Any, i: int, made: list[Optional[Node]]) -> Node:
-    from .descriptor import GGML_TYPES  # the header's names, read once there
 
     u = ffi.new("uint32_t[6]")
     q = ffi.new("uint64_t[4]")
