@@ -373,8 +373,10 @@ void hurray__store_bf16_avx2(const float *in, uint64_t n, uint16_t *out);
 /* Contiguous runs of byte codes through a table (the common affine and
  * microscaling values), 8 at a time. */
 void hurray__read_code8_avx2(const uint8_t *codes, const float *table, uint64_t n, float *out);
+/* Codes of 4 bits, two per byte: the first in the low nibble, or with
+ * high_first in the high one. */
 void hurray__read_nibbles_avx2(const uint8_t *bytes, const float *table, uint64_t pairs,
-                               float *out);
+                               int high_first, float *out);
 /* Contiguous little-endian float16 or bfloat16, widened exactly (a
  * signalling NaN stays signalling, as hurray__f16_to_f32 keeps it). */
 void hurray__read_f16_avx2(const uint8_t *in, uint64_t n, float *out);

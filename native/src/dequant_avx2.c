@@ -94,7 +94,7 @@ HURRAY__AVX2 static inline __m256 lookup16(__m256 low, __m256 high, __m256i inde
 }
 
 HURRAY__AVX2 void hurray__read_nibbles_avx2(const uint8_t *bytes, const float *table,
-                                            uint64_t pairs, float *out)
+                                            uint64_t pairs, int high_first, float *out)
 {
     __m256 low = _mm256_loadu_ps(table), high = _mm256_loadu_ps(table + 8);
     const __m128i nibble = _mm_set1_epi8(0x0F);
@@ -103,15 +103,17 @@ HURRAY__AVX2 void hurray__read_nibbles_avx2(const uint8_t *bytes, const float *t
         __m128i b = _mm_loadl_epi64((const __m128i *)(bytes + k));
         __m128i lo = _mm_and_si128(b, nibble);
         __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), nibble);
-        __m128i codes = _mm_unpacklo_epi8(lo, hi); /* element order: low, high, low, ... */
+        /* element order: low, high, low, ... (high, low, ... with high_first) */
+        __m128i codes = high_first ? _mm_unpacklo_epi8(hi, lo) : _mm_unpacklo_epi8(lo, hi);
         __m256i first = _mm256_cvtepu8_epi32(codes);
         __m256i second = _mm256_cvtepu8_epi32(_mm_srli_si128(codes, 8));
         _mm256_storeu_ps(out + 2 * k, lookup16(low, high, first));
         _mm256_storeu_ps(out + 2 * k + 8, lookup16(low, high, second));
     }
+    const unsigned first = high_first ? 4 : 0, second = high_first ? 0 : 4;
     for (; k < pairs; k++) {
-        out[2 * k] = table[bytes[k] & 15];
-        out[2 * k + 1] = table[bytes[k] >> 4];
+        out[2 * k] = table[bytes[k] >> first & 15];
+        out[2 * k + 1] = table[bytes[k] >> second & 15];
     }
 }
 

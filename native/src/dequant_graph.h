@@ -187,9 +187,6 @@ void hurray__graph_fill_rows_avx2(const uint8_t *first, int64_t stride, uint32_t
                                   uint64_t len, float *values);
 /* float8_e4m3fn (e5m2 0) or float8_e5m2 (1) bytes to their float32 values. */
 void hurray__graph_fp8_avx2(const uint8_t *bytes, int e5m2, uint64_t n, float *out);
-/* Codes of 4 bits in bytes, two per byte, the first in the high nibble. */
-void hurray__graph_nibbles_high_first_avx2(const uint8_t *bytes, const float *table, uint64_t pairs,
-                                           float *out);
 /* n containers of 32 bits (little-endian, `stride` bytes apart) with
  * eight 4-bit codes each, slot k at bit 4 * order[k], through a table. */
 void hurray__graph_words4_avx2(const uint8_t *first, int64_t stride, const uint8_t *order,

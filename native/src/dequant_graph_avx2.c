@@ -192,27 +192,6 @@ HURRAY__AVX2 static inline __m256 lookup16(__m256 low, __m256 high, __m256i inde
     return _mm256_blendv_ps(a, b, pick);
 }
 
-HURRAY__AVX2 void hurray__graph_nibbles_high_first_avx2(const uint8_t *bytes, const float *table,
-                                                        uint64_t pairs, float *out)
-{
-    __m256 low = _mm256_loadu_ps(table), high = _mm256_loadu_ps(table + 8);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    uint64_t k = 0;
-    for (; k + 8 <= pairs; k += 8) {
-        __m128i b = _mm_loadl_epi64((const __m128i *)(bytes + k));
-        __m128i lo = _mm_and_si128(b, nibble);
-        __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), nibble);
-        __m128i codes = _mm_unpacklo_epi8(hi, lo); /* element order: high, low, high, ... */
-        _mm256_storeu_ps(out + 2 * k, lookup16(low, high, _mm256_cvtepu8_epi32(codes)));
-        _mm256_storeu_ps(out + 2 * k + 8,
-                         lookup16(low, high, _mm256_cvtepu8_epi32(_mm_srli_si128(codes, 8))));
-    }
-    for (; k < pairs; k++) {
-        out[2 * k] = table[bytes[k] >> 4];
-        out[2 * k + 1] = table[bytes[k] & 15];
-    }
-}
-
 HURRAY__AVX2 void hurray__graph_words4_avx2(const uint8_t *first, int64_t stride,
                                             const uint8_t *order, const float *table, uint64_t n,
                                             float *out)

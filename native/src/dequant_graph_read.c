@@ -354,10 +354,8 @@ static void slotted_run(const HurrayGraphNodePlan *np, const uint8_t *c, int64_t
         int done = 1;
         if (np->unit == 4 && b == 4) {
             hurray__graph_words4_avx2(at, stride, order, table, whole, out + u);
-        } else if (np->unit == 1 && b == 4 && stride == 1 && order[0] == 1) {
-            hurray__graph_nibbles_high_first_avx2(at, table, whole, out + u);
-        } else if (np->unit == 1 && b == 4 && stride == 1) { /* order [0, 1] */
-            hurray__read_nibbles_avx2(at, table, whole, out + u);
+        } else if (np->unit == 1 && b == 4 && stride == 1) { /* order [0, 1] or [1, 0] */
+            hurray__read_nibbles_avx2(at, table, whole, order[0] == 1, out + u);
         } else if (b == 8 && stride == np->unit && order_is_identity(order, per)) {
             /* Whole bytes in memory order (little-endian containers). */
             if (np->fp8 != 0) {
@@ -549,7 +547,7 @@ static int elements_run_table(const HurrayGraphNodePlan *np, const uint64_t *idx
     uint64_t pairs = (len - u) / 2;
 #if HURRAY__DEQUANT_AVX2
     if (simd) {
-        hurray__read_nibbles_avx2(c, table, pairs, out + u);
+        hurray__read_nibbles_avx2(c, table, pairs, 0, out + u);
         u += 2 * pairs;
         c += pairs;
         pairs = 0;

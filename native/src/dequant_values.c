@@ -334,7 +334,7 @@ void hurray__read_f32(const HurrayReader *r, int64_t offset, int64_t stride, uin
          * nibble of byte k, 2k + 1 in the high one. */
         if (r->kind == HURRAY__READ_LSB && r->width == 4 && offset % 2 == 0) {
             uint64_t pairs = n / 2;
-            hurray__read_nibbles_avx2(r->base + offset / 2, r->table, pairs, out);
+            hurray__read_nibbles_avx2(r->base + offset / 2, r->table, pairs, 0, out);
             offset += (int64_t)(2 * pairs);
             out += 2 * pairs;
             n -= 2 * pairs;

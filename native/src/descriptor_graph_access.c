@@ -6,6 +6,19 @@
 #include "descriptor_graph.h"
 #include "status.h"
 
+const char *hurray__node_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case HURRAY_NODE_STORED: return "stored";
+    case HURRAY_NODE_CONSTANT: return "constant";
+    case HURRAY_NODE_STEP: return "step";
+    case HURRAY_NODE_GGML: return "ggml";
+    case HURRAY_NODE_BITS: return "bits";
+    case HURRAY_NODE_GATHER: return "gather";
+    default: return "?";
+    }
+}
+
 #define REQUIRE(ptr, fn, what)                                                           \
     do {                                                                                 \
         if ((ptr) == NULL) {                                                             \

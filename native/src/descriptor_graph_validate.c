@@ -24,19 +24,6 @@
 #define INVALID HURRAY_ERROR_INVALID_DESCRIPTOR
 #define UNSUPPORTED HURRAY_ERROR_UNSUPPORTED
 
-const char *hurray__node_kind_name(uint32_t kind)
-{
-    switch (kind) {
-    case HURRAY_NODE_STORED: return "stored";
-    case HURRAY_NODE_CONSTANT: return "constant";
-    case HURRAY_NODE_STEP: return "step";
-    case HURRAY_NODE_GGML: return "ggml";
-    case HURRAY_NODE_BITS: return "bits";
-    case HURRAY_NODE_GATHER: return "gather";
-    default: return "?";
-    }
-}
-
 static const char *form_name(uint32_t form)
 {
     switch (form) {
