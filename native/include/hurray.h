@@ -671,13 +671,12 @@ HurrayStatus hurray_layout_swizzled_128x4_count(uint64_t rows, uint64_t cols, ui
  * hurray_descriptor_check_buffers checks them. out_len is in bytes and must
  * hold every element; out must be aligned to its elements. Neither the
  * descriptor nor the list is written: any number of threads may dequantize
- * from the same pair at once.
+ * from the same pair at once. An index value past its table is
+ * OUT_OF_RANGE; a graph's plan that cannot be allocated is NO_MEMORY.
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT,
  * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
- * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE (an index value
- * past its table), HURRAY_ERROR_NO_MEMORY (a graph's plan).
- * Ownership: out is the caller's; a graph's plan is allocated and freed
- * within the call; nothing is kept. */
+ * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE, HURRAY_ERROR_NO_MEMORY.
+ * Ownership: out is the caller's; nothing is kept. */
 HurrayStatus hurray_dequantize(const HurrayDescriptor *desc, const HurrayBufferList *buffers,
                                HurrayDtype out_dtype, void *out, uint64_t out_len);
 /* The same for rows first_row .. first_row + row_count - 1 only: a row is
@@ -688,8 +687,7 @@ HurrayStatus hurray_dequantize(const HurrayDescriptor *desc, const HurrayBufferL
  * Statuses: HURRAY_ERROR_NULL_ARGUMENT, HURRAY_ERROR_INVALID_ARGUMENT,
  * HURRAY_ERROR_INVALID_DESCRIPTOR, HURRAY_ERROR_UNSUPPORTED, HURRAY_ERROR_OVERFLOW,
  * HURRAY_ERROR_BUFFER_TOO_SMALL, HURRAY_ERROR_OUT_OF_RANGE, HURRAY_ERROR_NO_MEMORY.
- * Ownership: out is the caller's; a graph's plan is allocated and freed
- * within the call; nothing is kept. */
+ * Ownership: out is the caller's; nothing is kept. */
 HurrayStatus hurray_dequantize_rows(const HurrayDescriptor *desc, const HurrayBufferList *buffers,
                                     HurrayDtype out_dtype, uint64_t first_row, uint64_t row_count,
                                     void *out, uint64_t out_len);
