@@ -300,3 +300,59 @@ def test_a_descriptor_made_in_c_casts_its_handle_on_first_use():
     assert fresh.shape == (3,) and fresh._handle is None and fresh._address is None
     with pytest.raises(InvalidArgumentError, match="closed"):
         fresh.handle
+
+
+def _read_pair(made):
+    """(descriptor bytes, spans, owner count) of a (context, list) address pair."""
+    from hurray._ffi import ffi, lib
+
+    context = ffi.cast("HurrayTensorContext *", made[0])
+    buffer_list = ffi.cast("HurrayBufferList *", made[1])
+    data, length = ffi.new("const uint8_t **"), ffi.new("uint64_t *")
+    assert lib.hurray_tensor_context_descriptor(context, data, length) == lib.HURRAY_OK
+    encoded = ffi.buffer(data[0], length[0])[:]
+    version = ffi.new("uint32_t *")
+    assert lib.hurray_tensor_context_abi_version(context, version) == lib.HURRAY_OK
+    count = ffi.new("uint64_t *")
+    assert lib.hurray_buffer_list_len(buffer_list, count) == lib.HURRAY_OK
+    spans = []
+    buf, where = ffi.new("const HurrayBuffer **"), ffi.new("void **")
+    for i in range(count[0]):
+        assert lib.hurray_buffer_list_get(buffer_list, i, buf) == lib.HURRAY_OK
+        assert lib.hurray_buffer_data(buf[0], where, length) == lib.HURRAY_OK
+        spans.append((int(ffi.cast("uintptr_t", where[0])), length[0]))
+    lib.hurray_buffer_list_destroy(ffi.new("HurrayBufferList **", buffer_list))
+    lib.hurray_tensor_context_destroy(ffi.new("HurrayTensorContext **", context))
+    return encoded, tuple(spans), version[0]
+
+
+@pytest.mark.parametrize("name", ["plain", "reversed", "empty", "read-only", "quantized"])
+def test_the_writers_pair_in_c_is_the_python_pair(name):
+    from hurray.io import _pairs
+
+    t = quantize_affine(base, axis=0) if name == "quantized" else hurray.from_numpy(ARRAYS[name])
+    before = sys.getrefcount(t)
+    made = _core.pair(t)
+    assert made is not None
+    assert sys.getrefcount(t) == before  # borrowed: the pair holds no reference
+    in_c = _read_pair(made)
+    assert in_c == _read_pair(_pairs._pair_in_python(t))
+    assert in_c == (t.descriptor.encode(), t.buffers, hurray.C_ABI_VERSION)
+
+
+def test_the_writers_pair_of_a_subclass_is_left_to_python_which_reads_its_buffers():
+    from hurray.io import _pairs
+
+    w, reads = watched_arange()
+    assert _core.pair(w) is None and _core.pair(object()) is None
+    with _pairs.borrowed_pair(w):
+        pass
+    assert reads  # the Python half read w.buffers (a LazyTensor verifies there)
+
+
+def test_the_writers_pair_of_a_closed_descriptor_uses_its_kept_bytes():
+    # close() keeps the encoding; the C half reads only that, never the freed descriptor.
+    t = hurray.from_numpy(base)
+    d = Tensor._from_checked(hurray.Descriptor.decode(t.descriptor.encode()), t.buffers, t)
+    d.descriptor.close()
+    assert _read_pair(_core.pair(d)) == (t.descriptor.encode(), t.buffers, hurray.C_ABI_VERSION)

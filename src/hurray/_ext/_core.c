@@ -583,6 +583,46 @@ static PyObject *core_hurray(PyObject *self, PyObject *const *args, size_t nargs
 static PyMethodDef hurray_method = {"__hurray__", (PyCFunction)(void (*)(void))core_hurray,
                                     METH_FASTCALL | METH_KEYWORDS, hurray_doc};
 
+PyDoc_STRVAR(pair_doc, "pair(tensor, /) -> (context address, buffer list address) or None\n"
+                       "\n"
+                       "io/_pairs.borrowed_pair's work in C for an exact Tensor: a\n"
+                       "HurrayTensorContext (this build's ABI) over its descriptor's bytes and a\n"
+                       "HurrayBufferList over its spans, borrowing its memory (no reference is\n"
+                       "taken: the caller holds the tensor until it has destroyed both, which\n"
+                       "are its to destroy). None for anything else -- a subclass (a LazyTensor\n"
+                       "verifies when its buffers are read), a descriptor closed before it was\n"
+                       "encoded -- which the Python half serves.");
+
+static PyObject *core_pair(PyObject *module, PyObject *tensor)
+{
+    (void)module;
+    if (Py_TYPE(tensor) != tensor_type || protocol_api == NULL) {
+        Py_RETURN_NONE;
+    }
+    PyObject *descriptor = SLOT(tensor, slot.descriptor);
+    PyObject *spans = SLOT(tensor, slot.buffers);
+    if (descriptor == NULL || Py_TYPE(descriptor) != descriptor_type || spans == NULL ||
+        !PyTuple_CheckExact(spans)) {
+        Py_RETURN_NONE;
+    }
+    PyObject *bytes = encoding_of(descriptor); /* borrowed */
+    if (bytes == NULL) {
+        Py_RETURN_NONE;
+    }
+    HurrayTensorContext *ctx = NULL;
+    HurrayBufferList *list = NULL;
+    if (protocol_api->pair(bytes, spans, NULL, HURRAY_C_ABI_VERSION, 0, &ctx, &list) < 0) {
+        return NULL;
+    }
+    PyObject *addresses = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)ctx,
+                                        (unsigned long long)(uintptr_t)list);
+    if (addresses == NULL) {
+        hurray_buffer_list_destroy(&list);
+        hurray_tensor_context_destroy(&ctx);
+    }
+    return addresses;
+}
+
 PyDoc_STRVAR(from_hurray_doc,
              "from_hurray(obj, /) -> Tensor\n"
              "\n"
@@ -1283,6 +1323,7 @@ static PyMethodDef core_methods[] = {
     {"setup_protocol", core_setup_protocol, METH_VARARGS, setup_protocol_doc},
     {"setup_dlpack", core_setup_dlpack, METH_VARARGS, setup_dlpack_doc},
     {"kept", core_kept, METH_O, kept_doc},
+    {"pair", core_pair, METH_O, pair_doc},
     {"keep", core_keep, METH_O, keep_doc},
     {NULL, NULL, 0, NULL},
 };

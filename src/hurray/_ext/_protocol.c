@@ -162,8 +162,10 @@ bad_number:
 }
 
 /* Builds the buffer list over spans, one owner reference per buffer, each
- * buffer marked read-only when readonly is set (ABI 5, ADR-059). On
- * failure everything made so far is destroyed (dropping its references). */
+ * buffer marked read-only when readonly is set (ABI 5, ADR-059). A NULL
+ * owner takes no reference: the caller keeps the memory alive while the
+ * list lives. On failure everything made so far is destroyed (dropping its
+ * references). */
 static HurrayBufferList *make_list(PyObject *spans, PyObject *owner, int readonly)
 {
     if (!PyTuple_Check(spans)) {
@@ -186,10 +188,10 @@ static HurrayBufferList *make_list(PyObject *spans, PyObject *owner, int readonl
             goto fail;
         }
         HurrayBuffer *buf = NULL;
-        Py_INCREF(owner);
+        Py_XINCREF(owner);
         status = hurray_buffer_from_ptr(ptr, len, hurray__py_owner_release, owner, &buf);
         if (status != HURRAY_OK) {
-            Py_DECREF(owner); /* the buffer never took it */
+            Py_XDECREF(owner); /* the buffer never took it */
             raise_status(status, "wrapping a span");
             goto fail;
         }
@@ -211,45 +213,61 @@ fail:
 }
 
 /* The context over descriptor (bytes), of abi_version, holding its own
- * owner reference. */
+ * owner reference (none for a NULL owner, as make_list). */
 static HurrayTensorContext *make_context(PyObject *descriptor, PyObject *owner,
                                          uint32_t abi_version)
 {
     HurrayTensorContext *ctx = NULL;
-    Py_INCREF(owner);
+    Py_XINCREF(owner);
     HurrayStatus status = hurray_tensor_context_new(abi_version,
                                                     (const uint8_t *)PyBytes_AS_STRING(descriptor),
                                                     (uint64_t)PyBytes_GET_SIZE(descriptor), owner,
                                                     hurray__py_owner_release, &ctx);
     if (status != HURRAY_OK) {
-        Py_DECREF(owner); /* the context never took it */
+        Py_XDECREF(owner); /* the context never took it */
         raise_status(status, "making the tensor context");
         return NULL;
     }
     return ctx;
 }
 
-/* HurrayProtocolApi.export (_protocol_api.h), and export()'s work, once
- * its arguments are known to be bytes and anything. A version-4 context
+/* HurrayProtocolApi.pair (_protocol_api.h): the list over spans and the
+ * context over descriptor (bytes), both or neither. A version-4 context
  * cannot say that memory is read-only, so read-only memory never goes out
  * with one (ADR-059): the callers refuse first, with their own words, and
  * this is the last line. */
-static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject *owner,
-                                uint32_t abi_version, int readonly)
+static int make_pair(PyObject *descriptor, PyObject *spans, PyObject *owner, uint32_t abi_version,
+                     int readonly, HurrayTensorContext **out_ctx, HurrayBufferList **out_list)
 {
     if (readonly && abi_version < 5u) {
-        return raise_error("UnsupportedError", HURRAY_ERROR_UNSUPPORTED,
-                           "cannot export read-only memory with a C ABI %u context: ABI %u "
-                           "cannot mark a buffer read-only (ABI 5 can)",
-                           (unsigned)abi_version, (unsigned)abi_version);
+        raise_error("UnsupportedError", HURRAY_ERROR_UNSUPPORTED,
+                    "cannot export read-only memory with a C ABI %u context: ABI %u "
+                    "cannot mark a buffer read-only (ABI 5 can)",
+                    (unsigned)abi_version, (unsigned)abi_version);
+        return -1;
     }
     HurrayBufferList *list = make_list(spans, owner, readonly);
     if (list == NULL) {
-        return NULL;
+        return -1;
     }
     HurrayTensorContext *ctx = make_context(descriptor, owner, abi_version);
     if (ctx == NULL) {
         hurray_buffer_list_destroy(&list);
+        return -1;
+    }
+    *out_ctx = ctx;
+    *out_list = list;
+    return 0;
+}
+
+/* HurrayProtocolApi.export (_protocol_api.h), and export()'s work, once
+ * its arguments are known to be bytes and anything: the pair, in a capsule. */
+static PyObject *export_capsule(PyObject *descriptor, PyObject *spans, PyObject *owner,
+                                uint32_t abi_version, int readonly)
+{
+    HurrayTensorContext *ctx = NULL;
+    HurrayBufferList *list = NULL;
+    if (make_pair(descriptor, spans, owner, abi_version, readonly, &ctx, &list) < 0) {
         return NULL;
     }
     PyObject *capsule = PyCapsule_New(list, CAPSULE_NAME, capsule_destructor);
@@ -629,7 +647,10 @@ static PyObject *hold(PyObject *owner, uint64_t buffer_count)
     return (PyObject *)holder;
 }
 
-static HurrayProtocolApi protocol_api = {.hold = hold, .take = take, .export = export_capsule};
+static HurrayProtocolApi protocol_api = {.hold = hold,
+                                         .take = take,
+                                         .export = export_capsule,
+                                         .pair = make_pair};
 
 /* ---- module ------------------------------------------------------------ */
 

@@ -52,6 +52,15 @@ typedef struct HurrayProtocolApi {
      * reference, or NULL with an error set and no reference taken. */
     PyObject *(*export)(PyObject *descriptor, PyObject *spans, PyObject *owner,
                         uint32_t abi_version, int readonly);
+
+    /* The pair export() puts in a capsule, handed to the caller instead,
+     * for a C call that reads the tensor while the caller holds it (the
+     * hurray-io writers, io/_pairs.py): *out_ctx and *out_list as export()
+     * makes them, except that a NULL owner takes no reference (the caller
+     * keeps the memory alive until it destroys both). Returns 0, or -1
+     * with an error set and nothing handed out. */
+    int (*pair)(PyObject *descriptor, PyObject *spans, PyObject *owner, uint32_t abi_version,
+                int readonly, HurrayTensorContext **out_ctx, HurrayBufferList **out_list);
 } HurrayProtocolApi;
 
 #endif /* HURRAY_PROTOCOL_API_H */

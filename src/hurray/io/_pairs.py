@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._core import keep, kept
+from .._core import keep, kept, pair
 from .._ffi import ffi, lib
 from ..bridges.dlpack import from_dlpack
 from ..bridges.numpy import from_numpy
@@ -97,9 +97,25 @@ def tensor_from_pair(context: Any, buffer_list: Any, cls: type[Tensor] = Tensor,
 def borrowed_pair(tensor: Tensor) -> Iterator[tuple[Any, Any]]:
     """A C pair pointing into `tensor`'s memory, for the duration of the block.
 
-    Reading ``tensor.buffers`` runs a pending checksum verification first
-    (lazy.py), so a tensor from a damaged file is never written out.
+    A plain Tensor's pair is made in C (hurray._core.pair); any other's
+    here, from ``tensor.buffers``, whose reading runs a pending checksum
+    verification first (lazy.py), so a tensor from a damaged file is never
+    written out.
     """
+    made = pair(tensor)
+    if made is None:
+        made = _pair_in_python(tensor)
+    context = ffi.cast("HurrayTensorContext *", made[0])
+    buffer_list = ffi.cast("HurrayBufferList *", made[1])
+    try:
+        yield context, buffer_list
+    finally:
+        lib.hurray_buffer_list_destroy(ffi.new("HurrayBufferList **", buffer_list))
+        lib.hurray_tensor_context_destroy(ffi.new("HurrayTensorContext **", context))
+
+
+def _pair_in_python(tensor: Tensor) -> tuple[int, int]:
+    """borrowed_pair's (context, list) addresses, made through cffi."""
     spans = tensor.buffers
     encoded = tensor.descriptor.encode()
     context = ffi.new("HurrayTensorContext **")
@@ -114,10 +130,15 @@ def borrowed_pair(tensor: Tensor) -> Iterator[tuple[Any, Any]]:
             if status != lib.HURRAY_OK:
                 lib.hurray_buffer_destroy(buf)
                 check(status)
-        yield context[0], box[0]
-    finally:
+    except BaseException:
         lib.hurray_buffer_list_destroy(box)
         lib.hurray_tensor_context_destroy(context)
+        raise
+    return _address(context[0]), _address(box[0])
+
+
+def _address(pointer: Any) -> int:
+    return int(ffi.cast("uintptr_t", pointer))
 
 
 def utf8(text: object, what: str) -> bytes:
