@@ -356,3 +356,37 @@ def test_the_writers_pair_of_a_closed_descriptor_uses_its_kept_bytes():
     d = Tensor._from_checked(hurray.Descriptor.decode(t.descriptor.encode()), t.buffers, t)
     d.descriptor.close()
     assert _read_pair(_core.pair(d)) == (t.descriptor.encode(), t.buffers, hurray.C_ABI_VERSION)
+
+
+def _codes_cases():
+    cases = {name: hurray.from_numpy(a) for name, a in ARRAYS.items() if name not in ("empty", "0-d")}
+    cases["affine per axis"] = quantize_affine(base, axis=0)
+    cases["affine int16, reversed"] = quantize_affine(base[::-1], dtype="int16", axis=1)
+    cases["microscaling (fp8 codes: ml_dtypes, Python)"] = hurray.quantize_mx(np.arange(64, dtype=np.float32))
+    return cases
+
+
+@pytest.mark.parametrize("name", list(_codes_cases()))
+def test_stored_values_in_c_is_the_python_view(name):
+    from hurray.core.dtypes import is_builtin
+
+    t = _codes_cases()[name]
+    slow = _wiring.stored_values_py(t)  # the dtype is known to the C half from now on
+    fast = t.stored_values()
+    served_in_c = type(fast.base).__name__ == "ViewBase"
+    assert served_in_c == is_builtin(slow.dtype), name
+    assert fast.dtype == slow.dtype and fast.shape == slow.shape and fast.strides == slow.strides
+    assert fast.ctypes.data == slow.ctypes.data and fast.flags.writeable == slow.flags.writeable
+    assert fast.tobytes() == slow.tobytes()
+
+
+def test_stored_values_in_c_leaves_the_rest_to_python():
+    w, reads = watched_arange()
+    w.stored_values()
+    assert reads  # a subclass: Python, through its buffers
+    ggml = hurray.from_ggml(np.zeros(18, np.uint8), "q4_0", (32,))
+    with pytest.raises(UnsupportedError, match="ggml q4_0 blocks"):
+        ggml.stored_values()  # the Python half's refusal, word for word
+    packed = Tensor(hurray.Descriptor.build("uint4", (4,)), [(np.zeros(2, np.uint8).ctypes.data, 2)], owner=None)
+    with pytest.raises(UnsupportedError, match="packed 4-bit"):
+        packed.stored_values()

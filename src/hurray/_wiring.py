@@ -32,6 +32,7 @@ __all__ = ["install"]
 # The Python halves the C ones stand in for (set by install()).
 array_py: Callable[..., Any]
 buffer_py: Callable[..., Any]
+stored_values_py: Callable[..., Any]
 dlpack_py: Callable[..., Any]
 
 
@@ -47,15 +48,18 @@ def _methods_of_other_layers() -> None:
 
 
 def _core_paths() -> None:
-    """hurray._core: from_numpy and Tensor.__array__, Descriptor.decode of bytes, Tensor.buffer."""
-    global array_py, buffer_py
+    """hurray._core: from_numpy and Tensor.__array__, Descriptor.decode of bytes, Tensor.buffer and
+    Tensor.stored_values."""
+    global array_py, buffer_py, stored_values_py
     array_py = Tensor.__array__
     Tensor.__array__ = setup(  # type: ignore[method-assign]
         Tensor, Descriptor, numpy_bridge._CODES, tensor_module.NUMPY_DTYPES, numpy_bridge._from_numpy, array_py
     )
     descriptor_module._decode_in_c = decode
-    buffer_py = Tensor.buffer
-    Tensor.buffer = setup_memory(buffer_py, check_spans)  # type: ignore[method-assign]
+    buffer_py, stored_values_py = Tensor.buffer, Tensor.stored_values
+    Tensor.buffer, Tensor.stored_values = setup_memory(  # type: ignore[method-assign]
+        buffer_py, stored_values_py, check_spans
+    )
 
 
 def _protocol_paths() -> None:

@@ -59,6 +59,7 @@ static PyObject *dlpack_export;       /* hurray._dlpack.export */
 static PyObject *dlpack_plans;        /* dlpack._PLANS: {descriptor bytes: _Plan} */
 static PyObject *cpu_device;          /* (kDLCPU, 0) */
 static PyObject *buffer_py;           /* the Python Tensor.buffer */
+static PyObject *stored_values_py;    /* the Python Tensor.stored_values */
 static PyObject *check_spans_py;      /* descriptor.check_spans, which raises what is wrong */
 static const HurrayProtocolApi *protocol_api; /* hurray._protocol's C half */
 static PyObject *array_names[2];              /* "dtype", "copy", interned (module init) */
@@ -764,9 +765,11 @@ static PyTypeObject ViewBaseType = {
     .tp_members = view_base_members,
 };
 
-/* The values view of a plain tensor, or NULL with no exception set when the
- * Python path must decide (and so say why, if it refuses). */
-static PyObject *plain_view(PyObject *self)
+/* The values view of a plain tensor, or with `codes` also the stored codes
+ * of an affine or microscaling one (Tensor.stored_values); NULL with no
+ * exception set when the Python path must decide (and so say why, if it
+ * refuses). */
+static PyObject *values_view(PyObject *self, int codes)
 {
     PyObject *descriptor = SLOT(self, slot.descriptor);
     PyObject *spans = SLOT(self, slot.buffers);
@@ -796,9 +799,12 @@ static PyObject *plain_view(PyObject *self)
                                &layout) != HURRAY_OK) {
         return NULL;
     }
-    if (scheme != HURRAY_SCHEME_NONE || packing != HURRAY_PACKING_NONE ||
+    int viewable = scheme == HURRAY_SCHEME_NONE ||
+                   (codes &&
+                    (scheme == HURRAY_SCHEME_AFFINE || scheme == HURRAY_SCHEME_MICROSCALING));
+    if (!viewable || packing != HURRAY_PACKING_NONE ||
         buffer_index >= (uint64_t)PyTuple_GET_SIZE(spans)) {
-        return NULL; /* quantized, packed or padded: the Python path */
+        return NULL; /* quantized (for a view), packed or padded: the Python path */
     }
     PyObject *key = PyLong_FromUnsignedLong(dtype * 2u + byte_order);
     if (key == NULL) {
@@ -885,7 +891,7 @@ static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf
         read_args(args, PyVectorcall_NARGS(nargsf), kwnames, names, array_names, 2, 2, given) ==
             0 &&
         given[0] == Py_None && (given[1] == Py_None || given[1] == Py_False)) {
-        PyObject *view = plain_view(self);
+        PyObject *view = values_view(self, 0);
         if (view != NULL || PyErr_Occurred()) {
             return view;
         }
@@ -895,6 +901,28 @@ static PyObject *core_array(PyObject *self, PyObject *const *args, size_t nargsf
 
 static PyMethodDef array_method = {"__array__", (PyCFunction)(void (*)(void))core_array,
                                    METH_FASTCALL | METH_KEYWORDS, array_doc};
+
+PyDoc_STRVAR(stored_values_doc,
+             "stored_values() -> numpy.ndarray\n"
+             "\n"
+             "The stored values as a zero-copy array (see Tensor.stored_values); in C\n"
+             "for an exact Tensor, unpacked, plain, affine or microscaling, of a builtin\n"
+             "numpy type already viewed once.");
+
+static PyObject *core_stored_values(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (Py_TYPE(self) == tensor_type) {
+        PyObject *view = values_view(self, 1);
+        if (view != NULL || PyErr_Occurred()) {
+            return view;
+        }
+    }
+    return PyObject_CallOneArg(stored_values_py, self);
+}
+
+static PyMethodDef stored_values_method = {"stored_values", core_stored_values, METH_NOARGS,
+                                           stored_values_doc};
 
 /* ---- Descriptor.decode -------------------------------------------------- */
 
@@ -1292,24 +1320,37 @@ static PyObject *core_setup_protocol(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(setup_memory_doc,
-             "setup_memory(buffer, check_spans, /) -> Tensor.buffer in C\n"
+             "setup_memory(buffer, stored_values, check_spans, /)\n"
+             "    -> (Tensor.buffer, Tensor.stored_values) in C\n"
              "\n"
-             "Called once by hurray._wiring (after setup()): the Python\n"
-             "Tensor.buffer and descriptor.check_spans, which the C halves fall back to.");
+             "Called once by hurray._wiring (after setup()): the Python Tensor.buffer,\n"
+             "Tensor.stored_values and descriptor.check_spans, which the C halves fall\n"
+             "back to.");
 
 static PyObject *core_setup_memory(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *buffer, *check;
+    PyObject *buffer, *stored_values, *check;
     if (!after_setup("setup_memory")) {
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OO:setup_memory", &buffer, &check)) {
+    if (!PyArg_ParseTuple(args, "OOO:setup_memory", &buffer, &stored_values, &check)) {
         return NULL;
     }
     Py_XSETREF(buffer_py, Py_NewRef(buffer));
+    Py_XSETREF(stored_values_py, Py_NewRef(stored_values));
     Py_XSETREF(check_spans_py, Py_NewRef(check));
-    return PyDescr_NewMethod(tensor_type, &buffer_method);
+    PyObject *methods = PyTuple_New(2);
+    if (methods == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(methods, 0, PyDescr_NewMethod(tensor_type, &buffer_method));
+    PyTuple_SET_ITEM(methods, 1, PyDescr_NewMethod(tensor_type, &stored_values_method));
+    if (PyTuple_GET_ITEM(methods, 0) == NULL || PyTuple_GET_ITEM(methods, 1) == NULL) {
+        Py_DECREF(methods); /* drops whichever was made */
+        return NULL;
+    }
+    return methods;
 }
 
 static PyMethodDef core_methods[] = {

@@ -7,8 +7,8 @@ every byte the descriptor can reach lies inside them.
 
 The methods that belong to other layers (dequantize, to_ggml, __hurray__,
 __dlpack__, pickling and copying) are not defined here but installed by
-hurray/_wiring.py, which also puts the C halves of __array__ and buffer in
-place; the end of the class lists each and where it lives.
+hurray/_wiring.py, which also puts the C halves of __array__, buffer and
+stored_values in place; the end of the class lists each and where it lives.
 """
 from __future__ import annotations
 
@@ -291,7 +291,7 @@ class Tensor:
     #   __dlpack__, __dlpack_device__  hurray.bridges.dlpack, in C (hurray._core)
     #   __reduce_ex__                  hurray.bridges.pickling, in C (hurray._pickle)
     #   __copy__, __deepcopy__         hurray.bridges.pickling.copy_tensor, .deepcopy_tensor
-    # and replaces __array__ and buffer above with their C halves
+    # and replaces __array__, buffer and stored_values above with their C halves
     # (hurray._core), which hand every case they do not serve to these.
     if TYPE_CHECKING:
         def dequantize(self, dtype: Any = "float32") -> np.ndarray:
