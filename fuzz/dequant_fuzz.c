@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dequant.h"
 #include "dequant_graph_gen.h" /* the graph case: a generator, a reference */
+#include "dequant_shared.h"
 #include "hurray.h"
 
 #define REQUIRE(cond)  \

@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dequant.h"
 #include "dequant_graph_round.h"
+#include "dequant_shared.h"
 #include "descriptor_graph.h"
 #include "descriptor_graph_codes.h"
 #include "dtype.h"

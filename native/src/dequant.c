@@ -1,6 +1,6 @@
 /*
  * dequant.c -- hurray_dequantize and hurray_dequantize_rows: the checks,
- * the row range, the output, and the scheme dispatch (dequant.h).
+ * the row range, the output, and the scheme dispatch (dequant_shared.h).
  *
  * One call checks the descriptor against its buffers once (the rules of
  * hurray_descriptor_check_buffers), then walks the requested elements in
@@ -13,72 +13,13 @@
  * of threads may dequantize rows of one tensor at once (ADR-055).
  */
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dequant.h"
+#include "dequant_shared.h"
 #include "descriptor_validate.h"
-#if HURRAY__DEQUANT_AVX2
-#include <cpuid.h>
-#endif
 #include "dtype.h"
 #include "status.h"
-
-/* ---- the path: AVX2 or scalar ------------------------------------------- */
-
-/* 0: not known yet; 1: scalar; 2: AVX2. Every thread that finds 0 works
- * out the same answer, so a race to store it is harmless (and atomic). */
-static atomic_int cpu_path;
-static atomic_int env_path;
-static atomic_int forced_path = -1;
-
-/* What the CPU allows: AVX2 with F16C. */
-static int cpu_allows(void)
-{
-    int path = atomic_load_explicit(&cpu_path, memory_order_relaxed);
-    if (path == 0) {
-#if HURRAY__DEQUANT_AVX2
-        /* F16C by CPUID (leaf 1, ECX bit 29): not every compiler's
-         * __builtin_cpu_supports knows it; AVX2's check includes the OS's
-         * saving of the YMM registers, which F16C needs as well. */
-        unsigned eax, ebx, ecx = 0, edx;
-        int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
-        __builtin_cpu_init();
-        path = __builtin_cpu_supports("avx2") && f16c ? 2 : 1;
-#else
-        path = 1;
-#endif
-        atomic_store_explicit(&cpu_path, path, memory_order_relaxed);
-    }
-    return path;
-}
-
-/* What the CPU allows, unless HURRAY_DEQUANT_PATH=scalar: read once. */
-static int env_allows(void)
-{
-    int path = atomic_load_explicit(&env_path, memory_order_relaxed);
-    if (path == 0) {
-        const char *env = getenv("HURRAY_DEQUANT_PATH");
-        path = env != NULL && strcmp(env, "scalar") == 0 ? 1 : cpu_allows();
-        atomic_store_explicit(&env_path, path, memory_order_relaxed);
-    }
-    return path;
-}
-
-int hurray__dequant_simd(void)
-{
-    int forced = atomic_load_explicit(&forced_path, memory_order_relaxed);
-    if (forced == 0) {
-        return 0;
-    }
-    return (forced == 1 ? cpu_allows() : env_allows()) == 2;
-}
-
-void hurray__dequant_force_path(int path)
-{
-    atomic_store_explicit(&forced_path, path, memory_order_relaxed);
-}
 
 /* ---- output types ---------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  * then (q - z) * s is evaluated in that precision and rounded once to
  * float32. Nothing is rounded to the scale's own type.
  */
-#include "dequant.h"
+#include "dequant_shared.h"
 #include "dtype.h"
 #include "status.h"
 

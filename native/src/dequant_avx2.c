@@ -1,11 +1,11 @@
 /*
  * dequant_avx2.c -- the AVX2 twins of the output conversions and of the
- * common value readers (dequant.h). Each gives the bits of its scalar
+ * common value readers (dequant_shared.h). Each gives the bits of its scalar
  * original: the same operations, lane by lane, with no fused multiply-add
  * (the target is avx2 alone). dequant.c and dequant_values.c pick them at
  * run time, on CPUs with AVX2 and F16C.
  */
-#include "dequant.h"
+#include "dequant_shared.h"
 
 #if HURRAY__DEQUANT_AVX2
 

@@ -11,7 +11,7 @@
  * In the 32-element formats byte j of the nibbles holds element j (low
  * nibble) and element j + 16 (high nibble): "split halves".
  */
-#include "dequant_ggml.h"
+#include "dequant_ggml_shared.h"
 #include "dtype.h"
 #include "ggml_grids.h"
 #include "status.h"

@@ -8,7 +8,7 @@
  * Each decoder reads exactly its blocks' bytes: no load reaches past the
  * last block, since the last block may end the buffer.
  */
-#include "dequant_ggml.h"
+#include "dequant_ggml_shared.h"
 
 #if HURRAY__DEQUANT_AVX2
 

@@ -1,6 +1,6 @@
 /*
  * dequant_graph.c -- scheme graph: the dequantizer of version-2
- * descriptors (dequant_graph.h, ADR-055 "The graph scheme"). prepare makes
+ * descriptors (dequant_graph_shared.h, ADR-055 "The graph scheme"). prepare makes
  * the call's plan, run evaluates node 0 over a tile as float32, finish
  * frees the plan; dequant.c converts the tiles to float16 or bfloat16.
  *
@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "dequant_graph.h"
+#include "dequant_graph_shared.h"
 #include "status.h"
 
 HurrayStatus hurray__dequant_graph_check(const HurrayDescriptor *desc, const HurrayBufferList *list)

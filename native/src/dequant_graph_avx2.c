@@ -1,6 +1,6 @@
 /*
  * dequant_graph_avx2.c -- the AVX2 twins of the graph scheme's kernels
- * (dequant_graph.h): the step arithmetic in float32, float16 and bfloat16,
+ * (dequant_graph_shared.h): the step arithmetic in float32, float16 and bfloat16,
  * the roundings to the 16-bit types, and the code readers of the common
  * packed layouts. Each gives its scalar original's bits (dequant_graph_kernels.c,
  * dequant_graph_read.c): the same operations in the same order, lane by
@@ -8,7 +8,7 @@
  * A group of eight with a NaN in a float16 rounding is done by the scalar
  * code, whose NaN bits (numpy's rule) F16C does not give for every NaN.
  */
-#include "dequant_graph.h"
+#include "dequant_graph_shared.h"
 
 #if HURRAY__DEQUANT_AVX2
 

@@ -1,7 +1,7 @@
 /*
  * dequant_graph_eval.c -- the values of every node kind of the graph
  * scheme, asked for as a range of flat indices or as points
- * (dequant_graph.h); the stored nodes' own readers are in
+ * (dequant_graph_shared.h); the stored nodes' own readers are in
  * dequant_graph_read.c, the arithmetic kernels in dequant_graph_kernels.c.
  *
  * A step over a range asks its x for the same range (x is read in
@@ -18,7 +18,7 @@
  * never changes a value of a checked descriptor and keeps every parameter
  * read inside its node if a reader here ever disagreed with that proof.
  */
-#include "dequant_graph.h"
+#include "dequant_graph_shared.h"
 #include "descriptor_graph_codes.h"
 #include "dtype.h"
 

@@ -1,6 +1,6 @@
 /*
  * dequant_graph_kernels.c -- the arithmetic of a step and the conversions
- * between the four arithmetic types (dequant_graph.h), scalar; the AVX2
+ * between the four arithmetic types (dequant_graph_shared.h), scalar; the AVX2
  * twins (dequant_graph_avx2.c) give the same bits.
  *
  * A step's form in type T: every operation is a float32 operation (a
@@ -11,7 +11,7 @@
  * operands of a product or a sum may be NaN the first one's NaN is kept
  * (hurray__first_nan), as x86 and numpy give it for operands in this order.
  */
-#include "dequant_graph.h"
+#include "dequant_graph_shared.h"
 
 /* One form over the elements [begin, end) of a segment, with scalar
  * parameters, in a float-held type: ROUND rounds a float32 result to T. */

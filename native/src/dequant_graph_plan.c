@@ -1,6 +1,6 @@
 /*
  * dequant_graph_plan.c -- the plan of a version-2 descriptor's graph, made
- * once per dequantize call (dequant_graph.h): per node its row-major
+ * once per dequantize call (dequant_graph_shared.h): per node its row-major
  * strides and the scratch its evaluation needs, per stored node its bytes'
  * address and code tables, per step its grid.
  *
@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "dequant_graph.h"
+#include "dequant_graph_shared.h"
 #include "dtype.h"
 #include "status.h"
 
@@ -219,7 +219,7 @@ static const uint8_t IDENTITY_ORDER[HURRAY__MAX_SLOTS] = {
     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
     44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
 
-/* The bytes of a node's row cache (dequant_graph.h), or 0 when it gets
+/* The bytes of a node's row cache (dequant_graph_shared.h), or 0 when it gets
  * none: a words node of codes of at most 8 bits asked for as values,
  * packed along another axis than the last, whose consecutive elements
  * along that axis fill a container slot after slot (dense codes that

@@ -1,6 +1,6 @@
 /*
  * dequant_graph_read.c -- the stored nodes of the graph scheme: their codes
- * and values, run by run along the last axis (dequant_graph.h).
+ * and values, run by run along the last axis (dequant_graph_shared.h).
  *
  * Where a code lies is descriptor_graph.h's rule, the one check_buffers
  * proved every element's bytes against; the readers here compute the same
@@ -24,7 +24,7 @@
  */
 #include <inttypes.h>
 
-#include "dequant_graph.h"
+#include "dequant_graph_shared.h"
 #include "descriptor_graph_codes.h"
 #include "dtype.h"
 

@@ -1,11 +1,11 @@
 /*
  * dequant_graph_round.h -- internal: the roundings of the graph scheme
- * (dequant_graph.h): a value to one of the four arithmetic types, from
+ * (dequant_graph_shared.h): a value to one of the four arithmetic types, from
  * float32 or straight from float64, each rounded once, to nearest even.
  *
  * A value of type float16 or bfloat16 is kept in a float (exactly: both
  * are subsets of float32), a float64 value in a double. NaNs follow the
- * rules the scheme's other conversions follow (dequant.h): to float16 a
+ * rules the scheme's other conversions follow (dequant_shared.h): to float16 a
  * NaN keeps its sign and the top ten bits of its payload, and stays a NaN
  * (numpy's rule, from float32 and from float64 alike); to bfloat16 it
  * becomes the quiet NaN of its sign (ml_dtypes'); float64 to float32 is a
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dequant.h"
+#include "dequant_shared.h"
 
 /* The arithmetic types, numbered as the plan indexes its tables. */
 enum {

@@ -7,7 +7,7 @@
  * dequant_values.c); products beyond float32's range are infinite. Both
  * are values, not errors.
  */
-#include "dequant.h"
+#include "dequant_shared.h"
 #include "dtype.h"
 #include "status.h"
 

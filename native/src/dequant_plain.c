@@ -4,7 +4,7 @@
  * any strides, byte offset, byte order and packing. Complex types are
  * refused: float32 has no room for the imaginary part.
  */
-#include "dequant.h"
+#include "dequant_shared.h"
 #include "dtype.h"
 #include "status.h"
 

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "dequant.h"
+#include "dequant_shared.h"
 #include "dtype.h"
 
 /* ---- code tables -------------------------------------------------------- */

@@ -11,7 +11,7 @@
  * sums over the dimensions: no product here can overflow, because the
  * descriptor check proved the reach of every element fits 63 bits.
  */
-#include "dequant.h"
+#include "dequant_shared.h"
 
 /* Runs are cut to this length, so that the schemes' buffers for one run
  * live on the stack. */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dequant.h"
+#include "dequant_shared.h"
 #include "ggml_grids.h"
 
 static unsigned long scale = 1;

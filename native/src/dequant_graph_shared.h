@@ -1,5 +1,5 @@
 /*
- * dequant_graph.h -- internal: the graph scheme of the dequantizer
+ * dequant_graph_shared.h -- internal: the graph scheme of the dequantizer
  * (ADR-055, "The graph scheme"): the value of node 0 of a version-2
  * descriptor (descriptor_graph.h), written as float32 in row-major order.
  *
@@ -35,8 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dequant.h"
 #include "dequant_graph_round.h"
+#include "dequant_shared.h"
 #include "descriptor_graph.h"
 
 /* The most values one request asks for: a tile. A plan asks for at most

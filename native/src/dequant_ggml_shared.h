@@ -1,11 +1,11 @@
 /*
- * dequant_ggml.h -- internal: what the scalar and the AVX2 GGML decoders
+ * dequant_ggml_shared.h -- internal: what the scalar and the AVX2 GGML decoders
  * share (dequant_ggml.c, dequant_ggml_avx2.c): the scale encodings.
  */
 #ifndef HURRAY_DEQUANT_GGML_INTERNAL_H
 #define HURRAY_DEQUANT_GGML_INTERNAL_H
 
-#include "dequant.h"
+#include "dequant_shared.h"
 
 static inline float hurray__ggml_f16_at(const uint8_t *p)
 {

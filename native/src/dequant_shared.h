@@ -1,5 +1,5 @@
 /*
- * dequant.h -- internal: the reference dequantizer's parts (ADR-055).
+ * dequant_shared.h -- internal: the reference dequantizer's parts (ADR-055).
  *
  * hurray_dequantize and hurray_dequantize_rows (dequant.c) check the
  * descriptor against its buffers, then hand a job to the scheme the
