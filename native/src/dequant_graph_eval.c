@@ -48,28 +48,6 @@ size_t hurray__graph_own_scratch(const HurrayGraphPlan *plan, const HurrayNode *
     }
 }
 
-/* The multi-index of `flat` in node i's shape. */
-static void unflatten(const HurrayGraphNodePlan *np, uint64_t flat, uint64_t *idx)
-{
-    for (uint32_t k = 0; k < np->node->rank; k++) {
-        idx[k] = flat / np->strides[k];
-        flat %= np->strides[k];
-    }
-}
-
-static void advance(const HurrayGraphNodePlan *np, uint64_t *idx, uint64_t len)
-{
-    uint32_t rank = np->node->rank;
-    if (rank == 0) {
-        return;
-    }
-    idx[rank - 1] += len;
-    for (uint32_t k = rank - 1; k > 0 && idx[k] == np->node->shape[k]; k--) {
-        idx[k] = 0;
-        idx[k - 1]++;
-    }
-}
-
 /* An index node's value at element e, as check_buffers read it, kept
  * below bound (bound >= 1). */
 static uint64_t index_at(const HurrayGraphPlan *plan, uint32_t ref, uint64_t e, uint64_t bound)
@@ -238,7 +216,7 @@ static uint64_t step_segments(const HurrayGraphPlan *plan, const HurrayGraphNode
     uint32_t last = rank - 1;
     int indexed_last = s->group_index != 0 && s->indexed_axis == last;
     uint64_t idx[HURRAY_MAX_RANK];
-    unflatten(np, first, idx);
+    hurray__graph_unflatten(np, first, idx);
     for (uint64_t pos = 0; pos < n;) {
         uint64_t at = idx[last];
         uint64_t len = np->last - at < n - pos ? np->last - at : n - pos;
@@ -259,7 +237,7 @@ static uint64_t step_segments(const HurrayGraphPlan *plan, const HurrayGraphNode
             }
         }
         pos += len;
-        advance(np, idx, len);
+        hurray__graph_advance(np, idx, len);
     }
 #undef SEGMENT
     start[K] = (uint32_t)n;
@@ -313,7 +291,7 @@ static void step_points(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, con
     hurray__graph_points(plan, s->x, np->arith, flat, n, X, at);
     uint64_t idx[HURRAY_MAX_RANK];
     for (uint64_t k = 0; k < n; k++) {
-        unflatten(np, flat[k], idx);
+        hurray__graph_unflatten(np, flat[k], idx);
         P[k] = cell_of(plan, np, idx, np->node->rank);
         start[k] = (uint32_t)k;
     }
@@ -431,19 +409,29 @@ static void bits_add(uint64_t *lo, uint64_t *hi, const uint64_t *codes, uint32_t
     }
 }
 
+/* A bits node's sums, zeroed, and room for one input's codes, carved from
+ * scratch: the low words, the high words when the sum is wider than 64
+ * bits (else NULL), and the codes. */
+static void bits_start(const HurrayGraphPlan *plan, const HurrayGraphNodePlan *np, uint64_t n,
+                       uint8_t *scratch, uint64_t **lo, uint64_t **hi, uint64_t **codes)
+{
+    uint8_t *at = scratch;
+    *lo = (uint64_t *)carve(&at, REQ_BYTES(8));
+    *hi = np->bits_wide ? (uint64_t *)carve(&at, REQ_BYTES(8)) : NULL;
+    *codes = (uint64_t *)carve(&at, REQ_BYTES(8));
+    memset(*lo, 0, n * sizeof **lo);
+    if (*hi != NULL) {
+        memset(*hi, 0, n * sizeof **hi);
+    }
+}
+
 static void bits_range(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, uint64_t first,
                        uint64_t n, void *out, uint8_t *scratch)
 {
     const HurrayGraphNodePlan *np = &plan->nodes[i];
     const HurrayBitsNode *b = &np->node->as.bits;
-    uint8_t *at = scratch;
-    uint64_t *lo = (uint64_t *)carve(&at, REQ_BYTES(8));
-    uint64_t *hi = np->bits_wide ? (uint64_t *)carve(&at, REQ_BYTES(8)) : NULL;
-    uint64_t *codes = (uint64_t *)carve(&at, REQ_BYTES(8));
-    memset(lo, 0, n * sizeof *lo);
-    if (hi != NULL) {
-        memset(hi, 0, n * sizeof *hi);
-    }
+    uint64_t *lo, *hi, *codes;
+    bits_start(plan, np, n, scratch, &lo, &hi, &codes);
     for (uint32_t k = 0; k < b->input_count; k++) {
         hurray__graph_codes_range(plan, b->inputs[k], first, n, codes);
         bits_add(lo, hi, codes, b->shifts[k], n);
@@ -456,14 +444,8 @@ static void bits_points(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, con
 {
     const HurrayGraphNodePlan *np = &plan->nodes[i];
     const HurrayBitsNode *b = &np->node->as.bits;
-    uint8_t *at = scratch;
-    uint64_t *lo = (uint64_t *)carve(&at, REQ_BYTES(8));
-    uint64_t *hi = np->bits_wide ? (uint64_t *)carve(&at, REQ_BYTES(8)) : NULL;
-    uint64_t *codes = (uint64_t *)carve(&at, REQ_BYTES(8));
-    memset(lo, 0, n * sizeof *lo);
-    if (hi != NULL) {
-        memset(hi, 0, n * sizeof *hi);
-    }
+    uint64_t *lo, *hi, *codes;
+    bits_start(plan, np, n, scratch, &lo, &hi, &codes);
     for (uint32_t k = 0; k < b->input_count; k++) {
         const HurrayGraphNodePlan *in = &plan->nodes[b->inputs[k]];
         for (uint64_t e = 0; e < n; e++) {
@@ -501,7 +483,7 @@ static void gather_range(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, ui
     uint64_t *P = (uint64_t *)carve(&at, REQ_BYTES(8));
     uint64_t *indices = (uint64_t *)carve(&at, REQ_BYTES(8));
     uint64_t idx[HURRAY_MAX_RANK];
-    unflatten(np, first, idx);
+    hurray__graph_unflatten(np, first, idx);
     for (uint64_t pos = 0; pos < n;) {
         uint64_t from = idx[last];
         uint64_t len = np->last - from < n - pos ? np->last - from : n - pos;
@@ -519,7 +501,7 @@ static void gather_range(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, ui
             fetch(plan, g->x, t, P, len, dst, at);
         }
         pos += len;
-        advance(np, idx, len);
+        hurray__graph_advance(np, idx, len);
     }
 }
 
@@ -533,7 +515,7 @@ static void gather_points(const HurrayGraphPlan *plan, uint32_t i, uint32_t t, c
     uint64_t *P = (uint64_t *)carve(&at, REQ_BYTES(8));
     uint64_t idx[HURRAY_MAX_RANK];
     for (uint64_t k = 0; k < n; k++) {
-        unflatten(np, flat[k], idx);
+        hurray__graph_unflatten(np, flat[k], idx);
         P[k] = gather_source(plan, np, idx, index_at(plan, g->index, idx[g->axis], extent));
     }
     fetch(plan, g->x, t, P, n, out, at);

@@ -69,30 +69,6 @@ static inline int64_t floor_div8(int64_t bit)
     return bit >= 0 ? bit / 8 : -((-bit + 7) / 8);
 }
 
-/* The multi-index of `flat` in the node's shape. */
-static void unflatten(const HurrayGraphNodePlan *np, uint64_t flat, uint64_t *idx)
-{
-    for (uint32_t k = 0; k < np->node->rank; k++) {
-        idx[k] = flat / np->strides[k];
-        flat %= np->strides[k];
-    }
-}
-
-/* The index after a run of `len` along the last axis: the next row's start
- * (or the same row further on). */
-static void advance(const HurrayGraphNodePlan *np, uint64_t *idx, uint64_t len)
-{
-    uint32_t rank = np->node->rank;
-    if (rank == 0) {
-        return;
-    }
-    idx[rank - 1] += len;
-    for (uint32_t k = rank - 1; k > 0 && idx[k] == np->node->shape[k]; k--) {
-        idx[k] = 0;
-        idx[k - 1]++;
-    }
-}
-
 /* Where element e along the packed axis lies: container j along it, bit t. */
 static inline void locate(const HurrayStoredNode *s, uint32_t b, uint64_t e, uint64_t *j,
                           uint32_t *t)
@@ -218,14 +194,14 @@ void hurray__graph_codes_range(const HurrayGraphPlan *plan, uint32_t i, uint64_t
 {
     const HurrayGraphNodePlan *np = &plan->nodes[i];
     uint64_t idx[HURRAY_MAX_RANK];
-    unflatten(np, first, idx);
+    hurray__graph_unflatten(np, first, idx);
     uint32_t rank = np->node->rank;
     for (uint64_t done = 0; done < n;) {
         uint64_t at = rank == 0 ? 0 : idx[rank - 1];
         uint64_t len = np->last - at < n - done ? np->last - at : n - done;
         run_codes(np, idx, len, codes + done);
         done += len;
-        advance(np, idx, len);
+        hurray__graph_advance(np, idx, len);
     }
 }
 
@@ -625,7 +601,7 @@ void hurray__graph_stored_range(const HurrayGraphPlan *plan, uint32_t i, uint32_
                  (np->value == HURRAY__G_VALUE_F16 || np->value == HURRAY__G_VALUE_BF16 ||
                   np->value == HURRAY__G_VALUE_F32);
     uint64_t idx[HURRAY_MAX_RANK];
-    unflatten(np, first, idx);
+    hurray__graph_unflatten(np, first, idx);
     for (uint64_t done = 0; done < n;) {
         uint64_t at = rank == 0 ? 0 : idx[rank - 1];
         uint64_t len = np->last - at < n - done ? np->last - at : n - done;
@@ -644,6 +620,6 @@ void hurray__graph_stored_range(const HurrayGraphPlan *plan, uint32_t i, uint32_
             hurray__graph_codes_to_values(plan, i, t, codes, len, dst, below);
         }
         done += len;
-        advance(np, idx, len);
+        hurray__graph_advance(np, idx, len);
     }
 }

@@ -161,6 +161,31 @@ static inline int64_t hurray__graph_integer(const HurrayGraphNodePlan *np, uint6
     return (int64_t)(value + (uint64_t)(int64_t)np->node->as.stored.code_offset);
 }
 
+/* The multi-index of `flat` in node np's shape (its row-major strides). */
+static inline void hurray__graph_unflatten(const HurrayGraphNodePlan *np, uint64_t flat,
+                                           uint64_t *idx)
+{
+    for (uint32_t k = 0; k < np->node->rank; k++) {
+        idx[k] = flat / np->strides[k];
+        flat %= np->strides[k];
+    }
+}
+
+/* The index after a run of `len` along the last axis: the next row's start
+ * (or the same row further on). */
+static inline void hurray__graph_advance(const HurrayGraphNodePlan *np, uint64_t *idx, uint64_t len)
+{
+    uint32_t rank = np->node->rank;
+    if (rank == 0) {
+        return;
+    }
+    idx[rank - 1] += len;
+    for (uint32_t k = rank - 1; k > 0 && idx[k] == np->node->shape[k]; k--) {
+        idx[k] = 0;
+        idx[k - 1]++;
+    }
+}
+
 /* ---- kernels (dequant_graph_kernels.c, dequant_graph_avx2.c) ------------ */
 
 /* y = form(x, s, o) in type t over n values, in place over xy: segment k
