@@ -31,6 +31,8 @@ def test_bench_runs_and_reports_every_target():
         "hurray.save / safetensors save_file + fsync",
         "first tensor verified+sum / safe_open+get_tensor+sum",
         "first tensor verified+sum: 64-tensor / 1-tensor file",
+        ".sum() of the tensor's array alone, in cache (both sides pay it)",
+        "the xxh3 of its bytes alone, in cache (verification's least cost)",
         "the first tensor a new process reads, np.asarray(hurray.load(path)[name]).sum()",
         "**Saving.**",
         "all+touch+verify / load_file+touch",
