@@ -5,8 +5,9 @@ bytes where they lie as a version-2 graph (tests/support/graph_formats.py),
 dequantizes it with hurray_dequantize, and compares with the library's own
 dequantization, bit for bit (a NaN as a NaN: torch and MLX give every
 bfloat16 NaN a positive sign, which the descriptor cannot state). The libraries run on CPU at the versions of
-pyproject's test extra; /work/notes/peers/REPORT.md says what each one's
-arithmetic is and where its CPU kernels disagree with themselves.
+pyproject's test extra; ADR-061 and docs/cookbook/quantized-formats.md say
+what each one's arithmetic is and where its CPU kernels disagree with
+themselves.
 """
 from __future__ import annotations
 
@@ -122,7 +123,7 @@ def _name_of(reference: Any) -> str:
 
 
 def ct_quantize(O: int, I: int, args: Any, dtype: Any, fmt: str | None = None) -> tuple[dict, Any]:
-    """REPORT.md's recipe: calibrate as the MinMax observer does, then the
+    """The recipe: calibrate as the MinMax observer does, then the
     format's compressor; its decompress is the reference."""
     torch = need("torch")
     from compressed_tensors.compressors.base import BaseCompressor
@@ -334,7 +335,7 @@ def test_mlx_nvfp4(with_global):
 
 # ---- bitsandbytes 0.50.2 (CPU) ---------------------------------------------------------------
 
-# bnb's FP4 table, by the CPU path that dequantizes (REPORT.md § 3): the
+# bnb's FP4 table, by the CPU path that dequantizes (ADR-061): the
 # scalar C kernel (I % 16 != 0 and I even) gives -0.0 at code 8, the AVX-512
 # one and the Python fallback +0.0.
 FP4 = np.array([0, 0.0625, 8, 12, 4, 6, 2, 3, -0.0, -0.0625, -8, -12, -4, -6, -2, -3], np.float32) / np.float32(12)

@@ -8,8 +8,8 @@ nodes read. The bridges (hurray.bridges.mlx, torchao, bitsandbytes) build
 their descriptors from these, and the library proofs
 (tests/test_dequant_graph_peers.py, through tests/support/graph_formats.py)
 hold each one to the library's own dequantization, bit for bit: one builder
-per format. The arithmetic of each is /work/notes/peers/REPORT.md's, as the
-docstrings say; docs/cookbook/framework-descriptors.md shows them.
+per format. The arithmetic of each is as its docstring says (ADR-061);
+docs/cookbook/framework-descriptors.md shows them.
 """
 from __future__ import annotations
 
