@@ -167,6 +167,114 @@ def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _
     return entries
 
 
+# ---- the fast path: a well-formed header in one pass ------------------------
+#
+# Most files are well formed, and the checks above cost more than parsing
+# the JSON. _well_formed reads such a header in one tight loop and answers
+# None at the first thing it does not expect; _open then reads the header
+# again through the checks above, which raise the exact error (or accept what
+# the fast path merely did not expect). So the fast path refuses nothing and
+# accepts only what those checks accept.
+
+def _well_formed(data: Any, size: int) -> Optional[tuple[dict[str, str], _Entries]]:
+    """(metadata, entries) of a well-formed header with no name listed twice, else None."""
+    if size < 8:
+        return None
+    n = struct.unpack_from("<Q", data, 0)[0]
+    if n > MAX_HEADER or 8 + n > size:
+        return None
+    raw = bytes(data[8:8 + n])
+    try:
+        header = json.loads(raw.decode("utf-8"))  # no hook: _most_keys rules duplicates out
+    except (ValueError, RecursionError):
+        return None
+    if type(header) is not dict:
+        return None
+    found = _fast_entries(header, 8 + n, size)
+    if found is None:
+        return None
+    meta, entries, keys = found
+    return (meta, entries) if _most_keys(raw, meta) == keys else None
+
+
+def _most_keys(raw: bytes, meta: dict[str, str]) -> int:
+    """The most keys the JSON text `raw` can hold.
+
+    Each key is followed by a colon outside every string, so the colons bound
+    them: when the parsed dicts hold that many keys, none was listed twice.
+    The metadata's strings (Hurray's record is JSON in one) hold colons that
+    are no keys: theirs are left out when no escape can have spelt one."""
+    colons = raw.count(b":")
+    in_strings = sum(key.count(":") + value.count(":") for key, value in meta.items())
+    if in_strings and b"\\u" not in raw:  # with no \u escape, a string's colons are its text's
+        colons -= in_strings
+    return colons
+
+
+def _element_count(shape: list[Any]) -> Optional[int]:
+    """The element count of a shape of non-negative ints whose non-zero
+    dimensions multiply to at most MAX_ELEMENTS, else None."""
+    count = 1
+    empty = False
+    for d in shape:
+        if type(d) is not int or d < 0:
+            return None
+        if d:
+            count *= d
+        else:
+            empty = True
+    if count > MAX_ELEMENTS:
+        return None
+    return 0 if empty else count
+
+
+def _fast_entries(header: dict[str, Any], data_start: int, size: int
+                  ) -> Optional[tuple[dict[str, str], _Entries, int]]:
+    """(metadata, entries, how many keys the parsed header holds) when every
+    entry is well formed and the data tiles exactly, else None."""
+    keys = len(header)
+    meta = header.pop("__metadata__", {})  # the header is this path's own, thrown away if it fails
+    if type(meta) is not dict or not all(type(v) is str for v in meta.values()):
+        return None
+    entries: _Entries = {}
+    at = 0
+    in_order = True  # the entries listed in the order of their bytes, as safetensors writes them
+    known_dtypes = SAFETENSORS_DTYPES
+    for name, info in header.items():
+        if type(info) is not dict or len(info) != 3:
+            return None
+        try:
+            dtype, shape, (begin, end) = info["dtype"], info["shape"], info["data_offsets"]
+        except (KeyError, TypeError, ValueError):  # a key missing, offsets that are not a pair
+            return None
+        known = known_dtypes.get(dtype) if type(dtype) is str else None
+        if known is None or type(shape) is not list or type(begin) is not int or type(end) is not int \
+                or not 0 <= begin <= end:
+            return None
+        count = _element_count(shape)
+        if count is None or count * known[1] != (end - begin) * 8:
+            return None
+        if begin != at:
+            in_order = False
+        at = end
+        entries[name] = (dtype, tuple(shape), data_start + begin, end - begin)
+    data_size = size - data_start
+    if not (at == data_size if in_order else _tiles(entries, data_start, data_size)):
+        return None
+    return meta, entries, keys + len(meta) + 3 * len(entries)
+
+
+def _tiles(entries: _Entries, data_start: int, data_size: int) -> bool:
+    """True when the entries' bytes, in the order of their offsets, tile the data exactly."""
+    at = 0
+    for begin, end in sorted((start - data_start, start - data_start + nbytes)
+                             for _, _, start, nbytes in entries.values()):
+        if begin != at:
+            return False
+        at = end
+    return at == data_size
+
+
 def _ours(raw: str, path: str) -> Optional[dict[str, Any]]:
     """The record of ADR-041 in ``__metadata__["hurray"]``, or None when the value is someone else's.
 
@@ -318,9 +426,13 @@ def _open(where: str, held: Any, size: int) -> SafetensorsFile:
     """The SafetensorsFile over `held` (an mmap, read-only bytes, or None for no bytes)."""
     data = held if held is not None else b""
     try:
-        data_start, header = _header(data, size, where)
-        meta = _user_metadata(header, where)
-        entries = _entries(header, data_start, size, where)
+        found = _well_formed(data, size)
+        if found is None:  # read it again, checked field by field, for the error
+            data_start, header = _header(data, size, where)
+            meta = _user_metadata(header, where)
+            entries = _entries(header, data_start, size, where)
+        else:
+            meta, entries = found
         composites = _composites(meta, entries, where)
     except BaseException:
         if isinstance(held, mmap.mmap):
