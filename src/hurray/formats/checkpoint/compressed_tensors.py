@@ -110,18 +110,22 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
                                         "are not elementwise quantization")
     if status not in (None, "compressed"):
         return {}  # frozen or calibrated: dense weights, nothing packed
-    found: dict[str, list[str]] = {}  # module -> its stored companions, in one pass over the names
+    found: dict[str, dict[str, str]] = {}  # module -> {suffix: its stored companion}, in one pass over the names
     for entry in sources:
         module, _, suffix = entry.rpartition(".")
         if suffix in _SUFFIX_SET:
-            found.setdefault(module, []).append(entry)
+            companions = found.get(module)
+            if companions is None:
+                found[module] = {suffix: entry}
+            else:
+                companions[suffix] = entry
     claims: dict[str, Claim] = {}
-    for module, parts in found.items():
+    for module, companions in found.items():
         name = module + ".weight"
-        packed = module + ".weight_packed" in parts
-        if not packed and not (module + ".weight_scale" in parts and name in sources):
+        packed = "weight_packed" in companions
+        if not packed and not ("weight_scale" in companions and name in sources):
             continue
-        ordered = tuple(f"{module}.{s}" for s in _SUFFIXES if f"{module}.{s}" in parts)
+        ordered = tuple(filter(None, map(companions.get, _SUFFIXES)))  # in _SUFFIXES' order, without a loop
         claims[name] = Claim(name, CONVENTION, ordered if packed else (name,) + ordered,
                              partial(_configured, name=name, module=module, config=config))
     return claims

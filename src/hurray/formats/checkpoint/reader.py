@@ -17,6 +17,7 @@ the rest of the checkpoint still loads.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -125,19 +126,16 @@ def _in_file_order(sources: Any, claims: dict[str, Claim], plain: list[str]) -> 
     """The names in the order the files list them, each weight where its first stored part is."""
     if not claims:
         return list(plain)
-    first: dict[str, str] = {}
-    for name, claim in claims.items():
-        for part in (name, *claim.parts):
-            first.setdefault(part, name)
-    plain_set = set(plain)
-    order: list[str] = []
-    seen: set[str] = set()
-    for stored in [*sources.visible(), *claims]:
-        found = first.get(stored, stored if stored in plain_set else None)
-        if found is not None and found not in seen:
-            seen.add(found)
-            order.append(found)
-    return order
+    # stored name -> the name it appears as: a weight's parts and the weight
+    # itself its name (the first claim's when two claim a part), a plain
+    # tensor itself. Built with dict operations rather than a loop per name.
+    shown_as = dict(zip(plain, plain))
+    for name, claim in reversed(claims.items()):  # reversed: the first claim is written last, and wins
+        shown_as.update(dict.fromkeys(claim.parts, name))
+        shown_as[name] = name
+    order = dict.fromkeys(map(shown_as.get, itertools.chain(sources.visible(), claims)))
+    order.pop(None, None)  # a stored name that is neither
+    return list(order)  # type: ignore[arg-type]
 
 
 def read_config(directory: str) -> Optional[dict[str, Any]]:
@@ -197,7 +195,9 @@ def claim_all(sources: Sources, config: Optional[dict[str, Any]], where: str) ->
 
 def assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> Checkpoint:
     claims = claim_all(sources, config, path)
-    consumed = {part for c in claims.values() for part in c.parts}
-    plain = list(sources.visible()) if not claims else \
-        [n for n in sources.visible() if n not in consumed and n not in claims]
+    plain = list(sources.visible())
+    if claims:
+        consumed = set(itertools.chain.from_iterable(c.parts for c in claims.values()))
+        consumed.update(claims)
+        plain = [n for n in plain if n not in consumed]
     return Checkpoint(path, sources, config, claims, plain)
