@@ -54,7 +54,8 @@ class Checkpoint(FileMapping):
         self._sources = sources
         self._config = config
         self._claims = claims
-        self._order = _in_file_order(sources, claims, plain)
+        self._order: Optional[list[str]] = None  # made when first asked for: opening needs only the claims
+        self._plain_list = plain
         self._plain = set(plain)
         files = sources.files_by_name()
         if not claims and len(plain) == len(files):
@@ -85,10 +86,16 @@ class Checkpoint(FileMapping):
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._order)
+        return iter(self._names())
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._names())
+
+    def _names(self) -> list[str]:
+        order = self._order
+        if order is None:
+            order = self._order = _in_file_order(self._sources, self._claims, self._plain_list)
+        return order
 
     def __contains__(self, name: object) -> bool:
         return name in self._claims or name in self._plain
@@ -126,16 +133,19 @@ def _in_file_order(sources: Any, claims: dict[str, Claim], plain: list[str]) -> 
     """The names in the order the files list them, each weight where its first stored part is."""
     if not claims:
         return list(plain)
-    # stored name -> the name it appears as: a weight's parts and the weight
-    # itself its name (the first claim's when two claim a part), a plain
-    # tensor itself. Built with dict operations rather than a loop per name.
-    shown_as = dict(zip(plain, plain))
-    for name, claim in reversed(claims.items()):  # reversed: the first claim is written last, and wins
-        shown_as.update(dict.fromkeys(claim.parts, name))
-        shown_as[name] = name
-    order = dict.fromkeys(map(shown_as.get, itertools.chain(sources.visible(), claims)))
-    order.pop(None, None)  # a stored name that is neither
-    return list(order)  # type: ignore[arg-type]
+    first: dict[str, str] = {}
+    for name, claim in claims.items():
+        for part in (name, *claim.parts):
+            first.setdefault(part, name)
+    plain_set = set(plain)
+    order: list[str] = []
+    seen: set[str] = set()
+    for stored in [*sources.visible(), *claims]:
+        found = first.get(stored, stored if stored in plain_set else None)
+        if found is not None and found not in seen:
+            seen.add(found)
+            order.append(found)
+    return order
 
 
 def read_config(directory: str) -> Optional[dict[str, Any]]:
