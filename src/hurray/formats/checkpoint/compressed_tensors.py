@@ -197,7 +197,7 @@ def _logical_shape(sources: Sources, name: str, module: str, packed: tuple[int, 
             raise contradiction(name, f"its companion {key!r} is missing, and the packing does not fix the width")
         return packed[:-1] + (int(width),)
     expect(sources, name, key, ("int64", "int32"), (len(packed),), "weight_shape")
-    stated = tuple(int(v) for v in small(sources, key, sources.entry(key).dtype))
+    stated = tuple(small(sources, key, sources.entry(key).dtype).tolist())
     if stated[:-1] != packed[:-1] or any(v <= 0 for v in stated):
         raise contradiction(name, f"weight_shape says {list(stated)}, but weight_packed has shape {list(packed)}")
     return stated
