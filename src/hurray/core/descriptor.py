@@ -26,6 +26,8 @@ from ..errors import InvalidArgumentError, check
 
 __all__ = ["Descriptor", "Part"]
 
+# The role codes in the order parts are listed (sorted once, not per descriptor read).
+_ROLES_IN_ORDER = sorted(ROLES)
 # The longest encoding of either version, from the header.
 _MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_V2_LEN
 
@@ -369,7 +371,7 @@ class Descriptor:
         check(lib.hurray_descriptor_quantization(h, u32, u32 + 1, u32 + 2, u64, ggml_type))
         scheme, granularity, axis, block_size = u32[0], u32[1], u32[2], u64[0]
         parts = {}
-        for role in sorted(ROLES):
+        for role in _ROLES_IN_ORDER:
             status = lib.hurray_descriptor_part(h, role, u32, u64, u64 + 1, u32 + 1)
             if status == lib.HURRAY_ERROR_NOT_FOUND:
                 continue
