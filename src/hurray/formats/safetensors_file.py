@@ -42,6 +42,7 @@ from ..core.descriptor import Descriptor, Part
 from ..errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
 from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
+from .._core import safetensors_entries
 
 __all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "load_safetensors_bytes", "save_safetensors",
            "save_safetensors_bytes"]
@@ -65,6 +66,7 @@ SAFETENSORS_DTYPES = {
     "F6_E2M3": ("float6_e2m3fn", 6), "F6_E3M2": ("float6_e3m2fn", 6), "F4": ("float4_e2m1fn", 4),
 }
 _BY_HURRAY = {hurray: st for st, (hurray, _) in SAFETENSORS_DTYPES.items()}
+_BITS = {st: bits for st, (_, bits) in SAFETENSORS_DTYPES.items()}  # for the fast path's C half
 
 # name -> (safetensors dtype, shape, absolute start, nbytes)
 _Entries = dict[str, tuple[str, tuple[int, ...], int, int]]
@@ -211,55 +213,23 @@ def _most_keys(raw: bytes, meta: dict[str, str]) -> int:
     return colons
 
 
-def _element_count(shape: list[Any]) -> Optional[int]:
-    """The element count of a shape of non-negative ints whose non-zero
-    dimensions multiply to at most MAX_ELEMENTS, else None."""
-    count = 1
-    empty = False
-    for d in shape:
-        if type(d) is not int or d < 0:
-            return None
-        if d:
-            count *= d
-        else:
-            empty = True
-    if count > MAX_ELEMENTS:
-        return None
-    return 0 if empty else count
-
-
 def _fast_entries(header: dict[str, Any], data_start: int, size: int
                   ) -> Optional[tuple[dict[str, str], _Entries, int]]:
     """(metadata, entries, how many keys the parsed header holds) when every
-    entry is well formed and the data tiles exactly, else None."""
+    entry is well formed and the data tiles exactly, else None.
+
+    The entries are read in C (hurray._core.safetensors_entries), which
+    answers None at anything but a well-formed entry."""
     keys = len(header)
     meta = header.pop("__metadata__", {})  # the header is this path's own, thrown away if it fails
     if type(meta) is not dict or not all(type(v) is str for v in meta.values()):
         return None
-    entries: _Entries = {}
-    at = 0
-    in_order = True  # the entries listed in the order of their bytes, as safetensors writes them
-    known_dtypes = SAFETENSORS_DTYPES
-    for name, info in header.items():
-        if type(info) is not dict or len(info) != 3:
-            return None
-        try:
-            dtype, shape, (begin, end) = info["dtype"], info["shape"], info["data_offsets"]
-        except (KeyError, TypeError, ValueError):  # a key missing, offsets that are not a pair
-            return None
-        known = known_dtypes.get(dtype) if type(dtype) is str else None
-        if known is None or type(shape) is not list or type(begin) is not int or type(end) is not int \
-                or not 0 <= begin <= end:
-            return None
-        count = _element_count(shape)
-        if count is None or count * known[1] != (end - begin) * 8:
-            return None
-        if begin != at:
-            in_order = False
-        at = end
-        entries[name] = (dtype, tuple(shape), data_start + begin, end - begin)
+    found = safetensors_entries(header, data_start, _BITS)
+    if found is None:
+        return None
+    entries, end = found
     data_size = size - data_start
-    if not (at == data_size if in_order else _tiles(entries, data_start, data_size)):
+    if not (end == data_size if end >= 0 else _tiles(entries, data_start, data_size)):
         return None
     return meta, entries, keys + len(meta) + 3 * len(entries)
 
