@@ -21,6 +21,7 @@ such a record is the user's metadata.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import mmap
@@ -337,9 +338,12 @@ class SafetensorsFile(TensorMap):
                  metadata: dict[str, str]) -> None:
         self._raw = entries
         self._composites = composites
-        claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
-        visible = {name: ("entry", name) for name in entries if name not in claimed}
-        visible.update((name, ("composite", name)) for name in composites)
+        if composites:
+            claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
+            visible = {name: ("entry", name) for name in entries if name not in claimed}
+            visible.update((name, ("composite", name)) for name in composites)
+        else:  # the usual file: every entry as it is, the dict built without a loop in Python
+            visible = dict(zip(entries, zip(itertools.repeat("entry"), entries)))
         super().__init__(path, mapped, visible, metadata)
         self._size = 0 if mapped is None else len(mapped)
 
