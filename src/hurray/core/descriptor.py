@@ -344,8 +344,9 @@ class Descriptor:
     # ---- fields --------------------------------------------------------
 
     def _read_fields(self) -> dict[str, Any]:
-        if self._fields is not None:
-            return self._fields
+        known = self._fields
+        if known is not None and "parts" in known:
+            return known
         h = self.handle
         u32 = ffi.new("uint32_t[3]")
         u64 = ffi.new("uint64_t[2]")
@@ -400,6 +401,18 @@ class Descriptor:
             fields.update(dtype_code=u32[0], dtype=_dtypes.dtype_name(u32[0]), nodes=())
         self._fields = fields
         return fields
+
+    def _read_shape(self) -> tuple[int, ...]:
+        """The shape alone, kept in the fields: a tensor that is only dequantized needs no other field."""
+        known = self._fields
+        if known is None:
+            h = self.handle
+            rank = ffi.new("uint32_t *")
+            shape_p = ffi.new("const uint64_t **")
+            check(lib.hurray_descriptor_rank(h, rank))
+            check(lib.hurray_descriptor_shape(h, shape_p))
+            known = self._fields = {"shape": tuple(shape_p[0][0:rank[0]])}
+        return known["shape"]
 
     def _graph_fields(self) -> dict[str, Any]:
         """The fields with the nodes and the dtype, which a version-2 descriptor
@@ -458,7 +471,7 @@ class Descriptor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._read_fields()["shape"]
+        return self._read_shape()
 
     @property
     def strides(self) -> tuple[int, ...]:
