@@ -285,6 +285,20 @@ BROKEN = {
     "not an object": (st_file({}, b"", raw_header=b"[1, 2]"), "not a JSON object"),
     "duplicate name": (st_file({}, bytes(8), raw_header=b'{"a": %s, "a": %s}' % (
         json.dumps(F32x2).encode(), json.dumps(F32x2).encode())), "duplicate name 'a'"),
+    "duplicate key in an entry": (st_file({}, bytes(8), raw_header=b'{"a": {"dtype": "F32", "dtype": "F32", '
+                                                                   b'"shape": [2], "data_offsets": [0, 8]}}'),
+                                  "duplicate name 'dtype'"),
+    "duplicate metadata key": (st_file({}, bytes(8), raw_header=b'{"__metadata__": {"k": "v", "k": "w"}, "a": %s}'
+                                       % json.dumps(F32x2).encode()), "duplicate name 'k'"),
+    "duplicate name, colons in the metadata": (st_file({}, bytes(8), raw_header=b'{"__metadata__": {"k": "a:b"}, '
+                                                       b'"a": %s, "a": %s}' % (json.dumps(F32x2).encode(),
+                                                                               json.dumps(F32x2).encode())),
+                                               "duplicate name 'a'"),
+    # Four escaped colons in the metadata would make up for the second "a"'s four keys, were they counted as colons.
+    "duplicate name, escaped colons in the metadata": (
+        st_file({}, bytes(8), raw_header=b'{"__metadata__": {"k": "\\u003a\\u003a\\u003a\\u003a"}, '
+                                         b'"a": %s, "a": %s}' % (json.dumps(F32x2).encode(), json.dumps(F32x2).encode())),
+        "duplicate name 'a'"),
     "entry not an object": (st_file({"a": 3}, b""), "not a JSON object"),
     "dtype missing": (st_file({"a": {"shape": [2], "data_offsets": [0, 8]}}, bytes(8)), "dtype"),
     "negative shape": (st_file({"a": {**F32x2, "shape": [-2]}}, bytes(8)), "non-negative"),
@@ -337,6 +351,38 @@ def test_broken_files_are_refused_by_name(tmp_path, case):
     path.write_bytes(data)
     with pytest.raises(CorruptError, match=words):
         hurray.load_safetensors(path)
+
+
+GOOD_HEADERS = {
+    "offsets out of the entries' order": ({"b": {**F32x2, "data_offsets": [8, 16]}, "a": F32x2}, bytes(16), None),
+    "empty tensors": ({"a": {"dtype": "F32", "shape": [0, 3], "data_offsets": [0, 0]}, "b": F32x2,
+                       "c": {"dtype": "I8", "shape": [0], "data_offsets": [8, 8]}}, bytes(8), None),
+    "three metadata keys": ({"a": F32x2}, bytes(8), {"x": "1", "y": "2", "z": "3"}),
+    "colons in names and metadata": ({"a:b": F32x2}, bytes(8), {"k:": "v:w"}),
+    "an unknown dtype": ({"a": F32x2, "b": {"dtype": "F7", "shape": [2], "data_offsets": [8, 9]}}, bytes(9), None),
+    "an entry with a key more": ({"a": {**F32x2, "extra": {"x": 1}}}, bytes(8), None),
+    "a scalar": ({"a": {"dtype": "F32", "shape": [], "data_offsets": [0, 4]}}, bytes(4), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GOOD_HEADERS))
+def test_the_fast_path_reads_what_the_checks_read(case):
+    """_well_formed (the one-pass reading of a well-formed header) gives what the checks field by field give,
+    or None, when it leaves the file to them."""
+    from hurray.formats.safetensors_file import _entries, _header, _user_metadata, _well_formed
+
+    entries, data, metadata = GOOD_HEADERS[case]
+    raw = st_file(entries, data, metadata)
+    start, header = _header(raw, len(raw), "x")
+    meta = _user_metadata(header, "x")
+    checked = (meta, _entries(header, start, len(raw), "x"))
+    fast = _well_formed(raw, len(raw))
+    if case in ("colons in names and metadata", "an unknown dtype", "an entry with a key more"):
+        assert fast is None  # left to the checks
+    else:
+        assert fast == checked
+    f = hurray.load_safetensors_bytes(raw)
+    assert sorted(f) == sorted(entries) and f.metadata == (metadata or {})
 
 
 def test_safetensors_itself_refuses_the_broken_files_too(tmp_path):

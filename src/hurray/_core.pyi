@@ -23,6 +23,9 @@ def pair(tensor: Tensor, /) -> tuple[int, int] | None: ...
 def tensor_from_spans(
     descriptor: Descriptor, spans: tuple[tuple[int, int], ...], owner: Any, readonly: bool, /
 ) -> Tensor: ...
+def safetensors_entries(
+    header: dict[str, Any], data_start: int, bits: dict[str, int], /
+) -> tuple[dict[str, tuple[str, tuple[int, ...], int, int]], int] | None: ...
 def setup(
     tensor: type,
     descriptor: type,

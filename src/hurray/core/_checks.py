@@ -52,4 +52,15 @@ def ints(values: Any, field: str, convert: Callable[..., int], *args: Any) -> li
         items = list(values)
     except TypeError:
         items = [values]  # a bare integer: one dimension
+    bounds = (0, args[0]) if convert is uint else (-I64, I64) if convert is int64 else None
+    if bounds is not None and _plain_ints_within(items, *bounds):
+        return items  # what convert gives each of them, without naming each field
     return [convert(v, f"{field}[{i}]", *args) for i, v in enumerate(items)]
+
+
+def _plain_ints_within(items: list[Any], low: int, high: int) -> bool:
+    """True when every item is an int (not a bool or another integer type) in low .. high - 1."""
+    for v in items:
+        if type(v) is not int or not low <= v < high:
+            return False
+    return True

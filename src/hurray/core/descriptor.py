@@ -26,6 +26,8 @@ from ..errors import InvalidArgumentError, check
 
 __all__ = ["Descriptor", "Part"]
 
+# The role codes in the order parts are listed (sorted once, not per descriptor read).
+_ROLES_IN_ORDER = sorted(ROLES)
 # The longest encoding of either version, from the header.
 _MAX_ENCODED_LEN = lib.HURRAY_MAX_DESCRIPTOR_V2_LEN
 
@@ -303,7 +305,7 @@ class Descriptor:
         """Free the C descriptor now. Fields and encoding stay readable; close twice is fine."""
         if self._address is None:
             return
-        self._read_fields()
+        self._graph_fields()  # every field, before the C descriptor goes
         self.encode()
         handle, self._handle = self._handle, None
         if self._box is None:
@@ -342,23 +344,18 @@ class Descriptor:
     # ---- fields --------------------------------------------------------
 
     def _read_fields(self) -> dict[str, Any]:
-        if self._fields is not None:
-            return self._fields
+        known = self._fields
+        if known is not None and "parts" in known:
+            return known
         h = self.handle
         u32 = ffi.new("uint32_t[3]")
         u64 = ffi.new("uint64_t[2]")
         check(lib.hurray_descriptor_encoding_version(h, u32))
         version = u32[0]
-        nodes: tuple[_nodes.Node, ...] = ()
         result_dtype = None
         if version == 2:
-            nodes = _nodes.read_nodes(h)
             check(lib.hurray_descriptor_result_dtype(h, u32))
             result_dtype = _dtypes.dtype_name(u32[0]) if u32[0] else None
-            dtype = _dtypes.dtype_code(_graph_dtype(nodes[0], result_dtype))
-        else:
-            check(lib.hurray_descriptor_dtype(h, u32))
-            dtype = u32[0]
         check(lib.hurray_descriptor_rank(h, u32))
         rank = u32[0]
         shape_p = ffi.new("const uint64_t **")
@@ -375,7 +372,7 @@ class Descriptor:
         check(lib.hurray_descriptor_quantization(h, u32, u32 + 1, u32 + 2, u64, ggml_type))
         scheme, granularity, axis, block_size = u32[0], u32[1], u32[2], u64[0]
         parts = {}
-        for role in sorted(ROLES):
+        for role in _ROLES_IN_ORDER:
             status = lib.hurray_descriptor_part(h, role, u32, u64, u64 + 1, u32 + 1)
             if status == lib.HURRAY_ERROR_NOT_FOUND:
                 continue
@@ -384,9 +381,7 @@ class Descriptor:
                 _dtypes.dtype_name(u32[0]), u64[0], u64[1], _name(LAYOUTS, u32[1])
             )
         check(lib.hurray_descriptor_buffer_count(h, u64))
-        self._fields = {
-            "dtype_code": dtype,
-            "dtype": _dtypes.dtype_name(dtype),
+        fields = {
             "shape": shape,
             "strides": strides,
             "byte_order": _name(BYTE_ORDERS, byte_order),
@@ -399,10 +394,37 @@ class Descriptor:
             "parts": parts,
             "buffer_count": u64[0],
             "encoding_version": version,
-            "nodes": nodes,
             "result_dtype": result_dtype,
         }
-        return self._fields
+        if version != 2:
+            check(lib.hurray_descriptor_dtype(h, u32))
+            fields.update(dtype_code=u32[0], dtype=_dtypes.dtype_name(u32[0]), nodes=())
+        self._fields = fields
+        return fields
+
+    def _read_shape(self) -> tuple[int, ...]:
+        """The shape alone, kept in the fields: a tensor that is only dequantized needs no other field."""
+        known = self._fields
+        if known is None:
+            h = self.handle
+            rank = ffi.new("uint32_t *")
+            shape_p = ffi.new("const uint64_t **")
+            check(lib.hurray_descriptor_rank(h, rank))
+            check(lib.hurray_descriptor_shape(h, shape_p))
+            known = self._fields = {"shape": tuple(shape_p[0][0:rank[0]])}
+        return known["shape"]
+
+    def _graph_fields(self) -> dict[str, Any]:
+        """The fields with the nodes and the dtype, which a version-2 descriptor
+        reads only when asked for: reading the nodes back as Python objects
+        costs more than all the other fields together, and a tensor that is
+        only dequantized never needs them."""
+        fields = self._read_fields()
+        if "nodes" not in fields:
+            nodes = _nodes.read_nodes(self.handle)
+            dtype = _dtypes.dtype_code(_graph_dtype(nodes[0], fields["result_dtype"]))
+            fields.update(dtype_code=dtype, dtype=_dtypes.dtype_name(dtype), nodes=nodes)
+        return fields
 
     @property
     def dtype(self) -> str:
@@ -412,7 +434,7 @@ class Descriptor:
         (codes that are their values), else the result dtype, float32 when
         unstated: what a dequantization gives.
         """
-        return self._read_fields()["dtype"]
+        return self._graph_fields()["dtype"]
 
     @property
     def encoding_version(self) -> int:
@@ -423,7 +445,7 @@ class Descriptor:
     def nodes(self) -> tuple[_nodes.Node, ...]:
         """The nodes of a version-2 descriptor in index order, node 0 the
         tensor (a node named twice is one object); () for version 1."""
-        return self._read_fields()["nodes"]
+        return self._graph_fields()["nodes"]
 
     @property
     def root(self) -> Optional[_nodes.Node]:
@@ -440,7 +462,7 @@ class Descriptor:
     @property
     def dtype_code(self) -> int:
         """The element type's HurrayDtype code."""
-        return self._read_fields()["dtype_code"]
+        return self._graph_fields()["dtype_code"]
 
     @property
     def bits(self) -> int:
@@ -449,7 +471,7 @@ class Descriptor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._read_fields()["shape"]
+        return self._read_shape()
 
     @property
     def strides(self) -> tuple[int, ...]:
@@ -506,7 +528,7 @@ class Descriptor:
     def byte_offset(self) -> int:
         """Where the values part starts in its buffer (version 2: node 0's,
         when it is a stored node; else 0)."""
-        fields = self._read_fields()
+        fields = self._graph_fields()
         values = fields["parts"].get("values")
         if values is not None:
             return values.byte_offset
@@ -518,7 +540,7 @@ class Descriptor:
         return self._read_fields()["buffer_count"]
 
     def __repr__(self) -> str:
-        f = self._read_fields()
+        f = self._graph_fields()
         if f["encoding_version"] == 2:
             return (f"Descriptor.graph(shape={f['shape']!r}, nodes={len(f['nodes'])}, "
                     f"result_dtype={f['result_dtype']!r}, root={type(f['nodes'][0]).__name__})")

@@ -43,6 +43,8 @@ _CONSTANT_TYPES = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtyp
 
 
 def _name_of(table: dict[str, int], value: Any, what: str) -> str:
+    if type(value) is str and value in table:
+        return value  # already the (lower-case) name
     if not isinstance(value, str) or value.lower() not in table:
         known = ", ".join(repr(n) for n in table)
         raise InvalidArgumentError(f"{what} {value!r} is not one of {known}")

@@ -21,6 +21,7 @@ such a record is the user's metadata.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import mmap
@@ -42,6 +43,7 @@ from ..core.descriptor import Descriptor, Part
 from ..errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
 from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
+from .._core import safetensors_entries
 
 __all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "load_safetensors_bytes", "save_safetensors",
            "save_safetensors_bytes"]
@@ -65,6 +67,7 @@ SAFETENSORS_DTYPES = {
     "F6_E2M3": ("float6_e2m3fn", 6), "F6_E3M2": ("float6_e3m2fn", 6), "F4": ("float4_e2m1fn", 4),
 }
 _BY_HURRAY = {hurray: st for st, (hurray, _) in SAFETENSORS_DTYPES.items()}
+_BITS = {st: bits for st, (_, bits) in SAFETENSORS_DTYPES.items()}  # for the fast path's C half
 
 # name -> (safetensors dtype, shape, absolute start, nbytes)
 _Entries = dict[str, tuple[str, tuple[int, ...], int, int]]
@@ -167,6 +170,82 @@ def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _
     return entries
 
 
+# ---- the fast path: a well-formed header in one pass ------------------------
+#
+# Most files are well formed, and the checks above cost more than parsing
+# the JSON. _well_formed reads such a header in one tight loop and answers
+# None at the first thing it does not expect; _open then reads the header
+# again through the checks above, which raise the exact error (or accept what
+# the fast path merely did not expect). So the fast path refuses nothing and
+# accepts only what those checks accept.
+
+def _well_formed(data: Any, size: int) -> Optional[tuple[dict[str, str], _Entries]]:
+    """(metadata, entries) of a well-formed header with no name listed twice, else None."""
+    if size < 8:
+        return None
+    n = struct.unpack_from("<Q", data, 0)[0]
+    if n > MAX_HEADER or 8 + n > size:
+        return None
+    raw = bytes(data[8:8 + n])
+    try:
+        header = json.loads(raw.decode("utf-8"))  # no hook: _most_keys rules duplicates out
+    except (ValueError, RecursionError):
+        return None
+    if type(header) is not dict:
+        return None
+    found = _fast_entries(header, 8 + n, size)
+    if found is None:
+        return None
+    meta, entries, keys = found
+    return (meta, entries) if _most_keys(raw, meta) == keys else None
+
+
+def _most_keys(raw: bytes, meta: dict[str, str]) -> int:
+    """The most keys the JSON text `raw` can hold.
+
+    Each key is followed by a colon outside every string, so the colons bound
+    them: when the parsed dicts hold that many keys, none was listed twice.
+    The metadata's strings (Hurray's record is JSON in one) hold colons that
+    are no keys: theirs are left out when no escape can have spelt one."""
+    colons = raw.count(b":")
+    in_strings = sum(key.count(":") + value.count(":") for key, value in meta.items())
+    if in_strings and b"\\u" not in raw:  # with no \u escape, a string's colons are its text's
+        colons -= in_strings
+    return colons
+
+
+def _fast_entries(header: dict[str, Any], data_start: int, size: int
+                  ) -> Optional[tuple[dict[str, str], _Entries, int]]:
+    """(metadata, entries, how many keys the parsed header holds) when every
+    entry is well formed and the data tiles exactly, else None.
+
+    The entries are read in C (hurray._core.safetensors_entries), which
+    answers None at anything but a well-formed entry."""
+    keys = len(header)
+    meta = header.pop("__metadata__", {})  # the header is this path's own, thrown away if it fails
+    if type(meta) is not dict or not all(type(v) is str for v in meta.values()):
+        return None
+    found = safetensors_entries(header, data_start, _BITS)
+    if found is None:
+        return None
+    entries, end = found
+    data_size = size - data_start
+    if not (end == data_size if end >= 0 else _tiles(entries, data_start, data_size)):
+        return None
+    return meta, entries, keys + len(meta) + 3 * len(entries)
+
+
+def _tiles(entries: _Entries, data_start: int, data_size: int) -> bool:
+    """True when the entries' bytes, in the order of their offsets, tile the data exactly."""
+    at = 0
+    for begin, end in sorted((start - data_start, start - data_start + nbytes)
+                             for _, _, start, nbytes in entries.values()):
+        if begin != at:
+            return False
+        at = end
+    return at == data_size
+
+
 def _ours(raw: str, path: str) -> Optional[dict[str, Any]]:
     """The record of ADR-041 in ``__metadata__["hurray"]``, or None when the value is someone else's.
 
@@ -259,9 +338,12 @@ class SafetensorsFile(TensorMap):
                  metadata: dict[str, str]) -> None:
         self._raw = entries
         self._composites = composites
-        claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
-        visible = {name: ("entry", name) for name in entries if name not in claimed}
-        visible.update((name, ("composite", name)) for name in composites)
+        if composites:
+            claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
+            visible = {name: ("entry", name) for name in entries if name not in claimed}
+            visible.update((name, ("composite", name)) for name in composites)
+        else:  # the usual file: every entry as it is, the dict built without a loop in Python
+            visible = dict(zip(entries, zip(itertools.repeat("entry"), entries)))
         super().__init__(path, mapped, visible, metadata)
         self._size = 0 if mapped is None else len(mapped)
 
@@ -318,9 +400,13 @@ def _open(where: str, held: Any, size: int) -> SafetensorsFile:
     """The SafetensorsFile over `held` (an mmap, read-only bytes, or None for no bytes)."""
     data = held if held is not None else b""
     try:
-        data_start, header = _header(data, size, where)
-        meta = _user_metadata(header, where)
-        entries = _entries(header, data_start, size, where)
+        found = _well_formed(data, size)
+        if found is None:  # read it again, checked field by field, for the error
+            data_start, header = _header(data, size, where)
+            meta = _user_metadata(header, where)
+            entries = _entries(header, data_start, size, where)
+        else:
+            meta, entries = found
         composites = _composites(meta, entries, where)
     except BaseException:
         if isinstance(held, mmap.mmap):

@@ -48,6 +48,9 @@ _DTYPES = ("float16", "bfloat16", "float32")
 
 def claim(sources: Sources) -> dict[str, Claim]:
     out: dict[str, Claim] = {}
+    listed = "\n".join(sources) + "\n"
+    if _BLOB not in listed and ".SCB\n" not in listed:
+        return out  # no name of either kind: one search of all the names rather than two per name
     for entry in sources:
         if _BLOB in entry:
             module, kind = entry.split(_BLOB, 1)

@@ -110,18 +110,22 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
                                         "are not elementwise quantization")
     if status not in (None, "compressed"):
         return {}  # frozen or calibrated: dense weights, nothing packed
-    found: dict[str, list[str]] = {}  # module -> its stored companions, in one pass over the names
+    found: dict[str, dict[str, str]] = {}  # module -> {suffix: its stored companion}, in one pass over the names
     for entry in sources:
         module, _, suffix = entry.rpartition(".")
         if suffix in _SUFFIX_SET:
-            found.setdefault(module, []).append(entry)
+            companions = found.get(module)
+            if companions is None:
+                found[module] = {suffix: entry}
+            else:
+                companions[suffix] = entry
     claims: dict[str, Claim] = {}
-    for module, parts in found.items():
+    for module, companions in found.items():
         name = module + ".weight"
-        packed = module + ".weight_packed" in parts
-        if not packed and not (module + ".weight_scale" in parts and name in sources):
+        packed = "weight_packed" in companions
+        if not packed and not ("weight_scale" in companions and name in sources):
             continue
-        ordered = tuple(f"{module}.{s}" for s in _SUFFIXES if f"{module}.{s}" in parts)
+        ordered = tuple(filter(None, map(companions.get, _SUFFIXES)))  # in _SUFFIXES' order, without a loop
         claims[name] = Claim(name, CONVENTION, ordered if packed else (name,) + ordered,
                              partial(_configured, name=name, module=module, config=config))
     return claims
@@ -193,7 +197,7 @@ def _logical_shape(sources: Sources, name: str, module: str, packed: tuple[int, 
             raise contradiction(name, f"its companion {key!r} is missing, and the packing does not fix the width")
         return packed[:-1] + (int(width),)
     expect(sources, name, key, ("int64", "int32"), (len(packed),), "weight_shape")
-    stated = tuple(int(v) for v in small(sources, key, sources.entry(key).dtype))
+    stated = tuple(small(sources, key, sources.entry(key).dtype).tolist())
     if stated[:-1] != packed[:-1] or any(v <= 0 for v in stated):
         raise contradiction(name, f"weight_shape says {list(stated)}, but weight_packed has shape {list(packed)}")
     return stated

@@ -17,6 +17,7 @@ the rest of the checkpoint still loads.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -53,7 +54,8 @@ class Checkpoint(FileMapping):
         self._sources = sources
         self._config = config
         self._claims = claims
-        self._order = _in_file_order(sources, claims, plain)
+        self._order: Optional[list[str]] = None  # made when first asked for: opening needs only the claims
+        self._plain_list = plain
         self._plain = set(plain)
         files = sources.files_by_name()
         if not claims and len(plain) == len(files):
@@ -84,10 +86,16 @@ class Checkpoint(FileMapping):
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._order)
+        return iter(self._names())
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._names())
+
+    def _names(self) -> list[str]:
+        order = self._order
+        if order is None:
+            order = self._order = _in_file_order(self._sources, self._claims, self._plain_list)
+        return order
 
     def __contains__(self, name: object) -> bool:
         return name in self._claims or name in self._plain
@@ -197,7 +205,9 @@ def claim_all(sources: Sources, config: Optional[dict[str, Any]], where: str) ->
 
 def assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> Checkpoint:
     claims = claim_all(sources, config, path)
-    consumed = {part for c in claims.values() for part in c.parts}
-    plain = list(sources.visible()) if not claims else \
-        [n for n in sources.visible() if n not in consumed and n not in claims]
+    plain = list(sources.visible())
+    if claims:
+        consumed = set(itertools.chain.from_iterable(c.parts for c in claims.values()))
+        consumed.update(claims)
+        plain = [n for n in plain if n not in consumed]
     return Checkpoint(path, sources, config, claims, plain)

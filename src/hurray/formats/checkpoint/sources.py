@@ -67,12 +67,25 @@ def parse_json(text: bytes, what: str, limit: int = MAX_JSON) -> Any:
     return value
 
 
+def _read_bounded(f: Any, size: int, limit: int) -> bytes:
+    """At most `limit` bytes of `f`, as f.read(limit) gives them.
+
+    A read of `limit` (16 MiB) at once would allocate that much for a config
+    of a few hundred bytes; the size the open found is read first, and the
+    rest only when the file has grown since."""
+    want = min(size + 1, limit)
+    text = f.read(want)
+    if len(text) == want < limit:
+        text += f.read(limit - want)
+    return text
+
+
 def read_json(path: str, what: str) -> Any:
     """The JSON file at `path` (bounded as parse_json says)."""
-    fd, _, shown = open_regular(path, what)  # the path policy: a missing file is a HurrayFileNotFoundError
+    fd, size, shown = open_regular(path, what)  # the path policy: a missing file is a HurrayFileNotFoundError
     try:
         with os.fdopen(fd, "rb") as f:
-            text = f.read(MAX_JSON + 1)
+            text = _read_bounded(f, size, MAX_JSON + 1)
     except OSError as exc:
         raise io_error(f"{what}: cannot read {shown!r}: {exc.strerror}", exc.errno or 0, shown) from None
     return parse_json(text, f"{what}: {path!r}")
