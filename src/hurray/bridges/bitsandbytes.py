@@ -25,7 +25,7 @@ import numpy as np
 from ..core.nodes import Constant, Step
 from ..core.tensor import Tensor
 from ..errors import UnsupportedError
-from ..formats.checkpoint.bitsandbytes import FP4, NF4
+from ..quant.library_graphs import FP4, NF4
 from ..quant import library_graphs as graphs
 from ._graphs import buffer_bytes, over, recognise
 from ._imports import require

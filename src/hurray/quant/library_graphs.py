@@ -16,14 +16,24 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Optional
 
+import numpy as np
+
 from ..core._facts import row_major_strides as _row_major
 from ..core.nodes import Constant, Node, Step, Stored, Words
 
-__all__ = ["FP32_ONE_OVER_127", "Layout", "bnb_4bit", "llm_int8", "mlx_affine", "mlx_fp", "torch_per_tensor",
+__all__ = ["FP4", "FP32_ONE_OVER_127", "Layout", "NF4", "bnb_4bit", "llm_int8", "mlx_affine", "mlx_fp", "torch_per_tensor",
            "torchao_float8", "torchao_intx", "torchao_mx", "torchao_nvfp4"]
 
 # bitsandbytes' fp32(7.874015718698502e-3), the bits of LLM.int8's 1/127.
 FP32_ONE_OVER_127 = 0x3C010204
+# bitsandbytes' 4-bit tables as its functional.get_4bit_type publishes them
+# (float32); FP4's code 8 is +0.0, as its QuantState's own table holds it.
+NF4 = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+                -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+                0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+                0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0], np.float32)
+FP4 = (np.array([0, 0.0625, 8, 12, 4, 6, 2, 3, 0, -0.0625, -8, -12, -4, -6, -2, -3], np.float32)
+       / np.float32(12)).astype(np.float32)
 
 
 class Layout(NamedTuple):

@@ -27,21 +27,14 @@ from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, refusal
 from ...core.descriptor import Descriptor
 from ...core.nodes import Constant, Node, Step, Stored, Words
 from ._graph import same_graph
+from ...quant.library_graphs import FP4, FP32_ONE_OVER_127, NF4
 from .sources import Sources, parse_json
 
-__all__ = ["FP4", "NF4", "ONE_OVER_127", "MAX_BLOB", "claim", "config", "four_bit_graph", "int8_graph", "state"]
+__all__ = ["MAX_BLOB", "claim", "config", "four_bit_graph", "int8_graph", "state"]
 
 CONVENTION = "bitsandbytes"
 MAX_BLOB = 4096
 BLOCKSIZES = (32, 64, 128, 256, 512, 1024, 2048, 4096)
-ONE_OVER_127 = 0x3C010204  # bnb's fp32 7.874015718698502e-3
-# The published float32 tables (bitsandbytes functional.get_4bit_type).
-NF4 = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-                -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-                0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
-                0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0], np.float32)
-FP4 = (np.array([0, 0.0625, 8, 12, 4, 6, 2, 3, 0, -0.0625, -8, -12, -4, -6, -2, -3], np.float32)
-       / np.float32(12)).astype(np.float32)
 _BLOB = ".weight.quant_state.bitsandbytes__"
 _DTYPES = ("float16", "bfloat16", "float32")
 
@@ -106,7 +99,7 @@ def four_bit_graph(n: int, bs: int, nested: bool, offset: float = 0.0) -> Node:
 def int8_graph(O: int, I: int) -> Node:
     """LLM.int8: fp32((q * SCB) * fp32(1/127)): codes (buffer 0), SCB (1)."""
     rows = Step("mul", "float32", (O, I), Stored("int8", (O, I), 0), Stored("float32", (O, 1), 1), blocks=(1, I))
-    return Step("mul", "float32", (O, I), rows, Constant.from_bits("float32", ONE_OVER_127), blocks=(O, I))
+    return Step("mul", "float32", (O, I), rows, Constant.from_bits("float32", FP32_ONE_OVER_127), blocks=(O, I))
 
 
 def _four_bit(sources: Sources, name: str, blob: str, kind: str) -> Built:
