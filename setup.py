@@ -75,8 +75,8 @@ setup(
         ),
         Extension(
             "hurray._core",
-            sources=[EXT + "_core.c", RUNTIME],
-            depends=[EXT + "_protocol_api.h", EXT + "_pyruntime.h"],
+            sources=[EXT + "_core.c", EXT + "_core_safetensors.c", RUNTIME],
+            depends=[EXT + "_protocol_api.h", EXT + "_pyruntime.h", EXT + "_core_safetensors.h"],
             include_dirs=[numpy.get_include()],
             extra_compile_args=EXT_FLAGS,
         ),

@@ -377,12 +377,101 @@ def test_the_fast_path_reads_what_the_checks_read(case):
     meta = _user_metadata(header, "x")
     checked = (meta, _entries(header, start, len(raw), "x"))
     fast = _well_formed(raw, len(raw))
-    if case in ("colons in names and metadata", "an unknown dtype", "an entry with a key more"):
+    if case in ("an unknown dtype", "an entry with a key more"):
         assert fast is None  # left to the checks
     else:
         assert fast == checked
     f = hurray.load_safetensors_bytes(raw)
     assert sorted(f) == sorted(entries) and f.metadata == (metadata or {})
+
+
+# Header texts as JSON allows them, each beside 8 bytes of data: the C reader of the plain form
+# (hurray._core.safetensors_header) reads each exactly as json.loads and the checks do, or leaves it
+# to them (None); "refused" texts are ones the checks refuse, which the C reader must not accept.
+_E = '{"dtype":"F32","shape":[2],"data_offsets":[0,8]}'
+HEADER_TEXTS = {
+    "plain": ("read", '{"a":' + _E + '}'),
+    "white space everywhere": ("read", ' \t{ "a" :\n{ "shape" : [ 2 ] , "dtype" : "F32" , "data_offsets" : [ 0 , 8 ] }'
+                                       ' , "__metadata__" : { "k" : "v" } }\r\n   '),
+    "empty metadata and a scalar": ("read", '{"__metadata__":{},"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]},'
+                                            '"t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}'),
+    "a name in UTF-8": ("read", '{"gewicht.\u00e4":' + _E + '}'),
+    "raw UTF-8 in a name and metadata": ("read", '{"w\u00e9ight\u4e2d":' + _E + ',"__metadata__":{"\u00e4":"\u00f6"}}'),
+    "an escape in metadata": ("read", '{"a":' + _E + ',"__metadata__":{"k":"a\\"b"}}'),
+    "an escaped name": ("read", '{"a\\u0062":' + _E + '}'),
+    "entries out of order": ("read", '{"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},'
+                                     '"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'),
+    "a zero dimension": ("read", '{"z":{"dtype":"F32","shape":[3,0],"data_offsets":[0,0]},"a":' + _E + '}'),
+    "a name twice": ("refused", '{"a":' + _E + ',"a":' + _E + '}'),
+    "metadata twice": ("refused", '{"__metadata__":{},"a":' + _E + ',"__metadata__":{}}'),
+    "a metadata key twice": ("refused", '{"__metadata__":{"k":"1","k":"2"},"a":' + _E + '}'),
+    "dtype twice": ("refused", '{"a":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}}'),
+    "a float count": ("refused", '{"a":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}}'),
+    "an exponent": ("refused", '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8e0]}}'),
+    "a negative count": ("refused", '{"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}'),
+    "a leading zero": ("refused", '{"a":{"dtype":"F32","shape":[02],"data_offsets":[0,8]}}'),
+    "a boolean count": ("refused", '{"a":{"dtype":"F32","shape":[true],"data_offsets":[0,8]}}'),
+    "a count past 2^63": ("refused", '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,9223372036854775816]}}'),
+    "a wrong size": ("refused", '{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}'),
+    "offsets backwards": ("refused", '{"a":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}}'),
+    "three offsets": ("refused", '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8,8]}}'),
+    "a missing field": ("refused", '{"a":{"dtype":"F32","shape":[2]}}'),
+    "metadata not strings": ("refused", '{"__metadata__":{"k":1},"a":' + _E + '}'),
+    "a trailing comma": ("refused", '{"a":' + _E + ',}'),
+    "text after the object": ("refused", '{"a":' + _E + '} x'),
+    "two objects": ("refused", '{"a":' + _E + '}{}'),
+    "unterminated": ("refused", '{"a":' + _E),
+    "a control character in a name": ("refused", '{"a\x01":' + _E + '}'),
+    "a gap": ("refused", '{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}'),
+    "not an object": ("refused", '[' + _E + ']'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HEADER_TEXTS))
+def test_the_c_reader_of_a_header_agrees_with_the_checks(case):
+    from hurray._core import safetensors_header
+    from hurray.formats.safetensors_file import _BITS, _entries, _header, _user_metadata, _well_formed
+
+    want, text = HEADER_TEXTS[case]
+    raw = st_file({}, bytes(8), raw_header=text.encode())
+    fast = _well_formed(raw, len(raw))
+    plain = safetensors_header(text.encode(), 8 + len(text.encode()), _BITS)
+    if want == "refused":
+        assert fast is None
+        with pytest.raises(CorruptError):
+            hurray.load_safetensors_bytes(raw)
+        return
+    start, header = _header(raw, len(raw), "x")
+    checked = (_user_metadata(header, "x"), _entries(header, start, len(raw), "x"))
+    assert fast == checked
+    if "\\" not in text:  # the C reader read it itself, in the entries' order
+        assert plain is not None and plain[:2] == checked and list(plain[1]) == list(checked[1])
+    else:
+        assert plain is None  # an escape: json.loads reads it
+
+
+def test_the_c_reader_of_a_header_answers_none_at_every_cut():
+    """Every prefix of a header text, and every byte of it replaced, is read as the checks read it or left to them."""
+    from hurray._core import safetensors_header
+    from hurray.formats.safetensors_file import _BITS, _entries, _header, _user_metadata
+
+    text = HEADER_TEXTS["white space everywhere"][1].encode()
+    variants = [text[:i] for i in range(len(text))]
+    variants += [text[:i] + bytes([c]) + text[i + 1:] for i in range(len(text)) for c in b'"{}[],:0 \\x\xff']
+    for variant in variants:
+        raw = st_file({}, bytes(8), raw_header=variant)
+        plain = safetensors_header(variant, 8 + len(variant), _BITS)
+        if plain is None:
+            continue
+        start, header = _header(raw, len(raw), "x")  # what C accepted, json.loads reads the same
+        meta = _user_metadata(header, "x")
+        assert plain[0] == meta
+        if plain[2] == len(raw) - start or plain[2] < 0:
+            try:
+                checked = _entries(header, start, len(raw), "x")
+            except CorruptError:
+                continue  # the data does not tile: _covers refuses it in _well_formed too
+            assert plain[1] == checked
 
 
 def test_safetensors_itself_refuses_the_broken_files_too(tmp_path):

@@ -26,6 +26,9 @@ def tensor_from_spans(
 def safetensors_entries(
     header: dict[str, Any], data_start: int, bits: dict[str, int], /
 ) -> tuple[dict[str, tuple[str, tuple[int, ...], int, int]], int] | None: ...
+def safetensors_header(
+    text: bytes, data_start: int, bits: dict[str, int], /
+) -> tuple[dict[str, str], dict[str, tuple[str, tuple[int, ...], int, int]], int] | None: ...
 def setup(
     tensor: type,
     descriptor: type,

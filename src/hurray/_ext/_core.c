@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_core_safetensors.h"
 #include "_protocol_api.h"
 #include "_pyruntime.h"
 #include "hurray.h"
@@ -1353,148 +1354,6 @@ static PyObject *core_setup_memory(PyObject *module, PyObject *args)
     return methods;
 }
 
-/* ---- a well-formed safetensors header ---------------------------------- */
-
-/* The safetensors reader's fast path (formats/safetensors_file.py): a
- * header's entries read in one pass. Anything it does not expect makes it
- * answer None, and the Python checks read the header again and raise the
- * error that names the entry: so this code refuses nothing itself. */
-
-#define SAFETENSORS_MAX_ELEMENTS (1ULL << 60) /* safetensors_file.MAX_ELEMENTS */
-
-static PyObject *entry_keys[3]; /* "dtype", "shape", "data_offsets", interned (module init) */
-
-/* A non-negative int (exactly an int, not a bool) below 2^63 into *out; 0 when it is not one. */
-static int st_count(PyObject *v, unsigned long long *out)
-{
-    if (!PyLong_CheckExact(v)) {
-        return 0;
-    }
-    int overflow = 0;
-    long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || n < 0) {
-        return 0;
-    }
-    *out = (unsigned long long)n;
-    return 1;
-}
-
-/* The element count of a list of counts whose non-zero ones multiply to at most
- * SAFETENSORS_MAX_ELEMENTS into *out; 0 when the shape is anything else. */
-static int st_elements(PyObject *shape, unsigned long long *out)
-{
-    unsigned long long count = 1;
-    int empty = 0;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(shape); i++) {
-        unsigned long long d;
-        if (!st_count(PyList_GET_ITEM(shape, i), &d)) {
-            return 0;
-        }
-        if (d == 0) {
-            empty = 1;
-        } else if (count > SAFETENSORS_MAX_ELEMENTS / d) {
-            return 0;
-        } else {
-            count *= d;
-        }
-    }
-    *out = empty ? 0 : count;
-    return 1;
-}
-
-/* One entry's (dtype, shape tuple, absolute start, nbytes), or Py_None when it is not
- * well formed; `*begin` and `*end` its data offsets. NULL with an error set. */
-static PyObject *st_entry(PyObject *info, PyObject *bits_of, unsigned long long data_start,
-                          unsigned long long *begin, unsigned long long *end)
-{
-    if (!PyDict_CheckExact(info) || PyDict_GET_SIZE(info) != 3) {
-        Py_RETURN_NONE;
-    }
-    PyObject *dtype = PyDict_GetItemWithError(info, entry_keys[0]);
-    PyObject *shape = dtype ? PyDict_GetItemWithError(info, entry_keys[1]) : NULL;
-    PyObject *offsets = shape ? PyDict_GetItemWithError(info, entry_keys[2]) : NULL;
-    if (offsets == NULL) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        Py_RETURN_NONE;
-    }
-    PyObject *bits = PyUnicode_CheckExact(dtype) ? PyDict_GetItemWithError(bits_of, dtype) : NULL;
-    if (bits == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    unsigned long long width, count;
-    if (bits == NULL || !st_count(bits, &width) || width == 0 || width > 64 ||
-        !PyList_CheckExact(shape) || !PyList_CheckExact(offsets) || PyList_GET_SIZE(offsets) != 2 ||
-        !st_count(PyList_GET_ITEM(offsets, 0), begin) ||
-        !st_count(PyList_GET_ITEM(offsets, 1), end) || *begin > *end ||
-        !st_elements(shape, &count)) {
-        Py_RETURN_NONE;
-    }
-    /* count <= 2^60 and width <= 64: count * width / 8 and count * width for width < 8 fit */
-    unsigned long long nbytes = *end - *begin;
-    int sized = width % 8 == 0 ? count * (width / 8) == nbytes
-                               : nbytes <= SAFETENSORS_MAX_ELEMENTS && count * width == nbytes * 8;
-    if (!sized || data_start + *end < data_start) {
-        Py_RETURN_NONE;
-    }
-    PyObject *dims = PyList_AsTuple(shape);
-    if (dims == NULL) {
-        return NULL;
-    }
-    return Py_BuildValue("(ONKK)", dtype, dims, data_start + *begin, nbytes);
-}
-
-PyDoc_STRVAR(safetensors_entries_doc,
-             "safetensors_entries(header, data_start, bits, /) -> (entries, end) or None\n"
-             "\n"
-             "The entries of a parsed safetensors header (its __metadata__ taken out):\n"
-             "{name: (dtype, shape, absolute start, nbytes)}, each entry a dict of exactly\n"
-             "dtype (a key of bits, which maps it to its bits per element), shape (a\n"
-             "list of counts) and data_offsets ([begin, end], begin <= end) whose size\n"
-             "matches. end is where the data ends when the entries are listed in the\n"
-             "order of their bytes, one after the other from 0, else -1. None when any\n"
-             "entry is anything else: the Python checks then say what is wrong.");
-
-static PyObject *core_safetensors_entries(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)module;
-    if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "safetensors_entries(header, data_start, bits): two dicts and an int");
-        return NULL;
-    }
-    unsigned long long data_start = hurray__py_as_u64(args[1]);
-    if (PyErr_Occurred()) {
-        return NULL;
-    }
-    PyObject *entries = PyDict_New();
-    if (entries == NULL) {
-        return NULL;
-    }
-    PyObject *name, *info;
-    Py_ssize_t pos = 0;
-    unsigned long long at = 0;
-    int in_order = 1;
-    while (PyDict_Next(args[0], &pos, &name, &info)) {
-        unsigned long long begin, end;
-        PyObject *entry = st_entry(info, args[2], data_start, &begin, &end);
-        if (entry == NULL || entry == Py_None || PyDict_SetItem(entries, name, entry) < 0) {
-            int failed = entry == NULL || entry != Py_None;
-            Py_XDECREF(entry);
-            Py_DECREF(entries);
-            if (failed) {
-                return NULL;
-            }
-            Py_RETURN_NONE;
-        }
-        Py_DECREF(entry);
-        in_order = in_order && begin == at;
-        at = end;
-    }
-    return Py_BuildValue("(NL)", entries, in_order ? (long long)at : -1LL);
-}
-
 static PyMethodDef core_methods[] = {
     {"setup_memory", core_setup_memory, METH_VARARGS, setup_memory_doc},
     {"tensor_from_spans", (PyCFunction)(void (*)(void))core_tensor_from_spans, METH_FASTCALL,
@@ -1508,8 +1367,10 @@ static PyMethodDef core_methods[] = {
     {"kept", core_kept, METH_O, kept_doc},
     {"pair", core_pair, METH_O, pair_doc},
     {"keep", core_keep, METH_O, keep_doc},
-    {"safetensors_entries", (PyCFunction)(void (*)(void))core_safetensors_entries, METH_FASTCALL,
-     safetensors_entries_doc},
+    {"safetensors_entries", (PyCFunction)(void (*)(void))hurray__core_safetensors_entries,
+     METH_FASTCALL, hurray__core_safetensors_entries_doc},
+    {"safetensors_header", (PyCFunction)(void (*)(void))hurray__core_safetensors_header,
+     METH_FASTCALL, hurray__core_safetensors_header_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1532,10 +1393,8 @@ PyMODINIT_FUNC PyInit__core(void)
 {
     static const char *const array_keys[] = {"dtype", "copy"};
     static const char *const dlpack_keys[] = {"stream", "max_version", "dl_device", "copy"};
-    static const char *const safetensors_keys[] = {"dtype", "shape", "data_offsets"};
     if (intern_names(array_keys, 2, array_names) < 0 ||
-        intern_names(dlpack_keys, 4, dlpack_names) < 0 ||
-        intern_names(safetensors_keys, 3, entry_keys) < 0 ||
+        intern_names(dlpack_keys, 4, dlpack_names) < 0 || hurray__core_safetensors_init() < 0 ||
         (hurray_name == NULL && (hurray_name = PyUnicode_InternFromString("__hurray__")) == NULL) ||
         (max_version_kw == NULL && (max_version_kw = PyTuple_Pack(1, dlpack_names[1])) == NULL) ||
         (this_abi == NULL && (this_abi = PyLong_FromLong(HURRAY_C_ABI_VERSION)) == NULL)) {

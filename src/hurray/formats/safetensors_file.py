@@ -43,7 +43,7 @@ from ..core.descriptor import Descriptor, Part
 from ..errors import CorruptError, HurrayError, InvalidArgumentError, UnsupportedError
 from ..bridges.numpy import from_numpy
 from ..core.tensor import Tensor
-from .._core import safetensors_entries
+from .._core import safetensors_entries, safetensors_header
 
 __all__ = ["SafetensorsFile", "SAFETENSORS_DTYPES", "load_safetensors", "load_safetensors_bytes", "save_safetensors",
            "save_safetensors_bytes"]
@@ -173,8 +173,10 @@ def _entries(header: dict[str, Any], data_start: int, size: int, path: str) -> _
 # ---- the fast path: a well-formed header in one pass ------------------------
 #
 # Most files are well formed, and the checks above cost more than parsing
-# the JSON. _well_formed reads such a header in one tight loop and answers
-# None at the first thing it does not expect; _open then reads the header
+# the JSON. _well_formed reads such a header in one pass -- its text in C
+# (hurray._core.safetensors_header) when no string holds an escape, else
+# json.loads and its entries in C -- and answers None at the first thing it
+# does not expect; _open then reads the header
 # again through the checks above, which raise the exact error (or accept what
 # the fast path merely did not expect). So the fast path refuses nothing and
 # accepts only what those checks accept.
@@ -187,7 +189,11 @@ def _well_formed(data: Any, size: int) -> Optional[tuple[dict[str, str], _Entrie
     if n > MAX_HEADER or 8 + n > size:
         return None
     raw = bytes(data[8:8 + n])
-    try:
+    plain = safetensors_header(raw, 8 + n, _BITS)  # the form writers write, read in C
+    if plain is not None:
+        meta, entries, end = plain
+        return (meta, entries) if _covers(entries, end, 8 + n, size) else None
+    try:  # a string with an escape (Hurray's record has them): json.loads, then the entries in C
         header = json.loads(raw.decode("utf-8"))  # no hook: _most_keys rules duplicates out
     except (ValueError, RecursionError):
         return None
@@ -229,10 +235,15 @@ def _fast_entries(header: dict[str, Any], data_start: int, size: int
     if found is None:
         return None
     entries, end = found
-    data_size = size - data_start
-    if not (end == data_size if end >= 0 else _tiles(entries, data_start, data_size)):
+    if not _covers(entries, end, data_start, size):
         return None
     return meta, entries, keys + len(meta) + 3 * len(entries)
+
+
+def _covers(entries: _Entries, end: int, data_start: int, size: int) -> bool:
+    """True when the entries' bytes tile the data exactly (`end`: where they end when listed in order, else -1)."""
+    data_size = size - data_start
+    return end == data_size if end >= 0 else _tiles(entries, data_start, data_size)
 
 
 def _tiles(entries: _Entries, data_start: int, data_size: int) -> bool:
