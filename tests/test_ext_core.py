@@ -390,3 +390,26 @@ def test_stored_values_in_c_leaves_the_rest_to_python():
     packed = Tensor(hurray.Descriptor.build("uint4", (4,)), [(np.zeros(2, np.uint8).ctypes.data, 2)], owner=None)
     with pytest.raises(UnsupportedError, match="packed 4-bit"):
         packed.stored_values()
+
+
+def test_companions_groups_names_as_rpartition_splits_them():
+    """hurray._core.companions, the checkpoint reader's pass over the names, against str.rpartition."""
+    from hurray._core import companions
+
+    suffixes = {"weight_packed": 0, "weight_scale": 1, "weight": 2}
+    names = ["a.weight_packed", "a.weight_scale", "weight", "b.c.weight", "b.c.bias", "x.", ".weight_scale",
+             "d\u00e4.weight_packed", "weight_scale.other", "e.weight_scale", "a.b.weight_packed"]
+    want: dict = {}
+    for name in names:
+        module, _, suffix = name.rpartition(".")
+        if suffix in suffixes:
+            want.setdefault(module, [None] * len(suffixes))[suffixes[suffix]] = name
+    got = companions(iter(names), suffixes)
+    assert got == want and list(got) == list(want)
+    assert companions([], suffixes) == {}
+    with pytest.raises(TypeError, match="must be strings"):
+        companions(["a.weight", 3], suffixes)
+    with pytest.raises(ValueError, match="outside"):
+        companions(["a.weight"], {"weight": 5})
+    with pytest.raises(TypeError):
+        companions(["a.weight"], ["weight"])

@@ -1,5 +1,5 @@
 # Types of hurray._core (src/hurray/_ext/_core.c), the hot path in C (ADR-046).
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -26,6 +26,7 @@ def tensor_from_spans(
 def safetensors_entries(
     header: dict[str, Any], data_start: int, bits: dict[str, int], /
 ) -> tuple[dict[str, tuple[str, tuple[int, ...], int, int]], int] | None: ...
+def companions(names: Iterable[str], suffixes: dict[str, int], /) -> dict[str, list[str | None]]: ...
 def safetensors_header(
     text: bytes, data_start: int, bits: dict[str, int], /
 ) -> tuple[dict[str, str], dict[str, tuple[str, tuple[int, ...], int, int]], int] | None: ...

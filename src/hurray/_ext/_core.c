@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_core_checkpoint.h"
 #include "_core_safetensors.h"
 #include "_protocol_api.h"
 #include "_pyruntime.h"
@@ -1369,6 +1370,8 @@ static PyMethodDef core_methods[] = {
     {"keep", core_keep, METH_O, keep_doc},
     {"safetensors_entries", (PyCFunction)(void (*)(void))hurray__core_safetensors_entries,
      METH_FASTCALL, hurray__core_safetensors_entries_doc},
+    {"companions", (PyCFunction)(void (*)(void))hurray__core_companions, METH_FASTCALL,
+     hurray__core_companions_doc},
     {"safetensors_header", (PyCFunction)(void (*)(void))hurray__core_safetensors_header,
      METH_FASTCALL, hurray__core_safetensors_header_doc},
     {NULL, NULL, 0, NULL},

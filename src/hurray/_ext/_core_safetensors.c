@@ -25,7 +25,8 @@ int hurray__core_safetensors_init(void)
 {
     static const char *const names[] = {"dtype", "shape", "data_offsets"};
     for (int i = 0; i < 3; i++) {
-        if (entry_keys[i] == NULL && (entry_keys[i] = PyUnicode_InternFromString(names[i])) == NULL) {
+        if (entry_keys[i] == NULL &&
+            (entry_keys[i] = PyUnicode_InternFromString(names[i])) == NULL) {
             return -1;
         }
     }
@@ -52,8 +53,9 @@ static int st_grow(unsigned long long *count, int *empty, unsigned long long d)
 /* The entry (dtype, dims, absolute start, nbytes) when `count` elements of
  * dtype fill [begin, end) exactly, else Py_None; NULL with an error set.
  * `dims` is always taken over. */
-static PyObject *st_sized(PyObject *dtype, PyObject *bits_of, PyObject *dims, unsigned long long count,
-                          unsigned long long begin, unsigned long long end, unsigned long long data_start)
+static PyObject *st_sized(PyObject *dtype, PyObject *bits_of, PyObject *dims,
+                          unsigned long long count, unsigned long long begin,
+                          unsigned long long end, unsigned long long data_start)
 {
     PyObject *bits = PyUnicode_CheckExact(dtype) ? PyDict_GetItemWithError(bits_of, dtype) : NULL;
     if (bits == NULL && PyErr_Occurred()) {
@@ -118,7 +120,8 @@ static PyObject *st_entry(PyObject *info, PyObject *bits_of, unsigned long long 
         Py_RETURN_NONE;
     }
     if (!PyList_CheckExact(shape) || !PyList_CheckExact(offsets) || PyList_GET_SIZE(offsets) != 2 ||
-        !st_count(PyList_GET_ITEM(offsets, 0), begin) || !st_count(PyList_GET_ITEM(offsets, 1), end)) {
+        !st_count(PyList_GET_ITEM(offsets, 0), begin) ||
+        !st_count(PyList_GET_ITEM(offsets, 1), end)) {
         Py_RETURN_NONE;
     }
     unsigned long long count = 1;
@@ -147,11 +150,13 @@ const char hurray__core_safetensors_entries_doc[] =
     "order of their bytes, one after the other from 0, else -1. None when any\n"
     "entry is anything else: the Python checks then say what is wrong.";
 
-PyObject *hurray__core_safetensors_entries(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+PyObject *hurray__core_safetensors_entries(PyObject *module, PyObject *const *args,
+                                           Py_ssize_t nargs)
 {
     (void)module;
     if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "safetensors_entries(header, data_start, bits): two dicts and an int");
+        PyErr_SetString(PyExc_TypeError,
+                        "safetensors_entries(header, data_start, bits): two dicts and an int");
         return NULL;
     }
     unsigned long long data_start = hurray__py_as_u64(args[1]);
@@ -301,8 +306,8 @@ static int st_is(const char *at, Py_ssize_t len, const char *name)
 }
 
 /* One tensor's entry: an object of exactly dtype, shape and data_offsets, in any order. */
-static int st_text_entry(StText *t, PyObject *bits_of, unsigned long long data_start, PyObject **entry,
-                         unsigned long long *begin, unsigned long long *end)
+static int st_text_entry(StText *t, PyObject *bits_of, unsigned long long data_start,
+                         PyObject **entry, unsigned long long *begin, unsigned long long *end)
 {
     PyObject *dtype = NULL;
     unsigned long long dims[SAFETENSORS_MAX_DIMS], offsets[2];
@@ -405,8 +410,8 @@ static int st_text_metadata(StText *t, PyObject *meta)
 }
 
 /* The whole header: an object of __metadata__ (at most once) and entries. */
-static int st_text_header(StText *t, PyObject *bits_of, unsigned long long data_start, PyObject *meta,
-                          PyObject *entries, long long *data_end)
+static int st_text_header(StText *t, PyObject *bits_of, unsigned long long data_start,
+                          PyObject *meta, PyObject *entries, long long *data_end)
 {
     int has_meta = 0, in_order = 1;
     unsigned long long at = 0;
@@ -475,7 +480,8 @@ PyObject *hurray__core_safetensors_header(PyObject *module, PyObject *const *arg
 {
     (void)module;
     if (nargs != 3 || !PyBytes_CheckExact(args[0]) || !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "safetensors_header(text, data_start, bits): bytes, an int and a dict");
+        PyErr_SetString(PyExc_TypeError,
+                        "safetensors_header(text, data_start, bits): bytes, an int and a dict");
         return NULL;
     }
     unsigned long long data_start = hurray__py_as_u64(args[1]);

@@ -12,8 +12,10 @@
 extern const char hurray__core_safetensors_entries_doc[];
 extern const char hurray__core_safetensors_header_doc[];
 
-PyObject *hurray__core_safetensors_entries(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-PyObject *hurray__core_safetensors_header(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hurray__core_safetensors_entries(PyObject *module, PyObject *const *args,
+                                           Py_ssize_t nargs);
+PyObject *hurray__core_safetensors_header(PyObject *module, PyObject *const *args,
+                                          Py_ssize_t nargs);
 
 /* Interns the names the entries are read by; 0, or -1 with an error set. */
 int hurray__core_safetensors_init(void);

@@ -30,6 +30,7 @@ import numpy as np
 
 from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, module_of, refusal, row_major, small, stored_as, \
     unstatable
+from ..._core import companions as _companions
 from ...core.descriptor import Descriptor
 from ...core.nodes import Node, Step, Stored, Words
 from ._graph import container_bits, same_graph
@@ -46,7 +47,7 @@ _PACKED = ("pack-quantized", "nvfp4-pack-quantized", "mxfp4-pack-quantized", "mx
 _UNPACKED = ("naive-quantized", "int-quantized", "float-quantized", "mxfp8-quantized")
 _SUFFIXES = ("weight_packed", "weight_scale", "weight_zero_point", "weight_global_scale", "weight_shape",
              "weight_g_idx")
-_SUFFIX_SET = frozenset(_SUFFIXES)
+_SUFFIX_INDEX = {suffix: i for i, suffix in enumerate(_SUFFIXES)}  # weight_packed 0, weight_scale 1
 
 
 def version_of(config: dict[str, Any]) -> Optional[tuple[int, int]]:
@@ -110,22 +111,14 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
                                         "are not elementwise quantization")
     if status not in (None, "compressed"):
         return {}  # frozen or calibrated: dense weights, nothing packed
-    found: dict[str, dict[str, str]] = {}  # module -> {suffix: its stored companion}, in one pass over the names
-    for entry in sources:
-        module, _, suffix = entry.rpartition(".")
-        if suffix in _SUFFIX_SET:
-            companions = found.get(module)
-            if companions is None:
-                found[module] = {suffix: entry}
-            else:
-                companions[suffix] = entry
     claims: dict[str, Claim] = {}
-    for module, companions in found.items():
+    # module -> its companions in _SUFFIXES' order (None where absent), in one pass over the names in C
+    for module, companions in _companions(sources, _SUFFIX_INDEX).items():
         name = module + ".weight"
-        packed = "weight_packed" in companions
-        if not packed and not ("weight_scale" in companions and name in sources):
+        packed = companions[0] is not None
+        if not packed and not (companions[1] is not None and name in sources):
             continue
-        ordered = tuple(filter(None, map(companions.get, _SUFFIXES)))  # in _SUFFIXES' order, without a loop
+        ordered = tuple(filter(None, companions))
         claims[name] = Claim(name, CONVENTION, ordered if packed else (name,) + ordered,
                              partial(_configured, name=name, module=module, config=config))
     return claims
