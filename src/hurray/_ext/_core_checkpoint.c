@@ -14,7 +14,8 @@ const char hurray__core_companions_doc[] =
     "them: each module's list holds, at a suffix's index, the name that ends\n"
     "in it. Modules come in the order their first name does.";
 
-/* The module's list of len(suffixes) slots, made on first sight; borrowed, or NULL with an error set. */
+/* The module's list of len(suffixes) slots, made on first sight; borrowed, or NULL with an error
+ * set. */
 static PyObject *slots_of(PyObject *found, PyObject *module, Py_ssize_t width)
 {
     PyObject *slots = PyDict_GetItemWithError(found, module);
@@ -34,7 +35,8 @@ static PyObject *slots_of(PyObject *found, PyObject *module, Py_ssize_t width)
     return failed ? NULL : slots;
 }
 
-/* Files `name` under its module when its suffix is one of `suffixes`; 0, or -1 with an error set. */
+/* Files `name` under its module when its suffix is one of `suffixes`; 0, or -1 with an error set.
+ */
 static int file_name(PyObject *found, PyObject *name, PyObject *suffixes, Py_ssize_t width)
 {
     if (!PyUnicode_Check(name)) {
@@ -80,7 +82,8 @@ PyObject *hurray__core_companions(PyObject *module, PyObject *const *args, Py_ss
 {
     (void)module;
     if (nargs != 2 || !PyDict_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "companions(names, suffixes): an iterable of str and a dict");
+        PyErr_SetString(PyExc_TypeError,
+                        "companions(names, suffixes): an iterable of str and a dict");
         return NULL;
     }
     PyObject *names = PyObject_GetIter(args[0]);
