@@ -413,3 +413,46 @@ def test_companions_groups_names_as_rpartition_splits_them():
         companions(["a.weight"], {"weight": 5})
     with pytest.raises(TypeError):
         companions(["a.weight"], ["weight"])
+
+
+def test_anchored_claims_are_the_claims_python_makes():
+    """hurray._core.anchored_claims, compressed-tensors' claims in C, against the rule written in Python."""
+    import functools
+    import sys
+
+    from hurray._core import anchored_claims
+    from hurray.formats.checkpoint._claims import Claim
+
+    def build(config, name, module, sources):
+        return (config, name, module, sources)
+
+    found = {"a": ["a.weight_packed", "a.weight_scale", None], "b": [None, "b.weight_scale", "b.weight_zero_point"],
+             "c": [None, "c.weight_scale", None], "d": [None, None, "d.weight_zero_point"],
+             "\u00e4": ["\u00e4.weight_packed", None, None], "": ["weight_packed", None, None]}
+    stored = {"b.weight", "d.weight", "c.bias"}
+    want = {}
+    for module, slots in found.items():
+        name = module + ".weight"
+        filled = tuple(s for s in slots if s is not None)
+        if slots[0] is not None:
+            want[name] = (filled, module)
+        elif slots[1] is not None and name in stored:
+            want[name] = ((name,) + filled, module)
+    before = sys.getrefcount(Claim)
+    got = anchored_claims(found, Claim, "ct", functools.partial, functools.partial(build, "cfg"), stored)
+    assert list(got) == list(want) == ["a.weight", "b.weight", "\u00e4.weight", ".weight"]
+    for name, claim in got.items():
+        assert type(claim) is Claim and claim.name == name and claim.convention == "ct"
+        assert claim.parts == want[name][0]
+        assert claim.make("src") == ("cfg", name, want[name][1], "src")
+    del got, claim
+    assert sys.getrefcount(Claim) == before  # each claim held its type once, and let it go
+    assert anchored_claims({}, Claim, "ct", functools.partial, build, stored) == {}
+    with pytest.raises(TypeError, match="tuple subclass"):
+        anchored_claims(found, dict, "ct", functools.partial, build, stored)
+    with pytest.raises(TypeError, match="list of two or more"):
+        anchored_claims({"a": ("a.weight_packed", None)}, Claim, "ct", functools.partial, build, stored)
+    with pytest.raises(TypeError, match="must be strings"):
+        anchored_claims({3: ["x", None]}, Claim, "ct", functools.partial, build, stored)
+    with pytest.raises(ZeroDivisionError):  # an error of the binding comes through as it is
+        anchored_claims(found, Claim, "ct", lambda *a: 1 / 0, build, stored)

@@ -207,3 +207,26 @@ def test_two_groups_that_may_both_apply_are_ambiguous(tmp_path):
     json.dump(config, open(tmp_path / "config.json", "w"))
     with pytest.raises(hurray.HurrayError, match="'layer.weight'.*ambiguous"):
         load_checkpoint(tmp_path)["layer.weight"]
+
+
+def test_rows_of_a_weight_dequantize_as_the_whole_does(tmp_path):
+    """_graph.dequantize with rows (the C call made in hurray._core, no cffi objects): every range's
+    values are the whole dequantization's rows, in each output dtype, and what the library refuses
+    is refused with its own message, also once the descriptor is closed."""
+    from hurray.formats.checkpoint._graph import dequantize
+
+    args = QuantizationArgs(num_bits=4, type="int", symmetric=False, strategy="group", group_size=16)
+    _roundtrip(tmp_path, 12, 48, args, torch.bfloat16)
+    with load_checkpoint(tmp_path) as ck:
+        t = ck["layer.weight"]
+        for dtype in ("float32", "float16", "bfloat16"):
+            whole = dequantize(t, dtype)
+            for first, count in ((0, 1), (0, 12), (5, 3), (11, 1), (4, 0)):
+                part = dequantize(t, dtype, rows=(first, count))
+                assert part.dtype == whole.dtype and part.shape == (count, 48)
+                assert part.tobytes() == whole[first:first + count].tobytes()
+        with pytest.raises(hurray.HurrayError, match="hurray_dequantize_rows"):
+            dequantize(t, "float32", rows=(11, 2))  # past the last row: C's refusal, word for word
+        t.descriptor.close()
+        with pytest.raises(hurray.HurrayError, match="closed"):
+            dequantize(t, "float32", rows=(0, 1))

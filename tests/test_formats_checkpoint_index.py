@@ -128,3 +128,37 @@ def test_other_files_pass_through(tmp_path):
     hurray.save_safetensors(tmp_path / "q.safetensors", {"q": q})
     ck = load_checkpoint(tmp_path / "q.safetensors")
     assert sorted(ck) == ["q"] and ck["q"].descriptor == q.descriptor
+
+
+def test_json_reader_bounds_and_duplicate_keys(tmp_path):
+    """The config and index reader: every duplicate key named at any depth, the size cap held
+    whether the file is read whole at once or has grown since its size was taken."""
+    import os
+
+    from hurray.errors import CorruptError
+    from hurray.formats.checkpoint import sources
+
+    for text, key in (('{"a": 1, "a": 2}', "a"), ('{"q": {"x": 1, "y": 2, "x": 3}}', "x"),
+                      ('[{"k": 1}, {"k": 1, "k": 1}]', "k")):
+        with pytest.raises(CorruptError, match=f"the key '{key}' is listed twice"):
+            sources.parse_json(text.encode(), "t")
+    assert sources.parse_json(b'{"a": {"b": [1, {"c": 2}]}, "d": {}}', "t") == {"a": {"b": [1, {"c": 2}]}, "d": {}}
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"model_type": "llama"}')
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert sources._read_bounded(fd, 4, 1 << 20) == b'{"model_type": "llama"}'  # grown since: read on
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert sources._read_bounded(fd, 23, 1 << 20) == b'{"model_type": "llama"}'  # its size: one read
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert sources._read_bounded(fd, 4, 10) == b'{"model_ty'  # never past the limit
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert sources._read_bounded(fd, 100, 10) == b'{"model_ty'
+    finally:
+        os.close(fd)
+    assert sources.read_json(str(path), "t") == {"model_type": "llama"}
+    path.write_bytes(b" " * (sources.MAX_JSON + 1) + b"{}")
+    with pytest.raises(CorruptError, match="more than the"):
+        sources.read_json(str(path), "t")
+    with pytest.raises(FileNotFoundError):
+        sources.read_json(str(tmp_path / "absent.json"), "t")

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "_core_checkpoint.h"
+#include "_core_dequant.h"
 #include "_core_safetensors.h"
 #include "_protocol_api.h"
 #include "_pyruntime.h"
@@ -1372,6 +1373,10 @@ static PyMethodDef core_methods[] = {
      METH_FASTCALL, hurray__core_safetensors_entries_doc},
     {"companions", (PyCFunction)(void (*)(void))hurray__core_companions, METH_FASTCALL,
      hurray__core_companions_doc},
+    {"dequantize_rows", (PyCFunction)(void (*)(void))hurray__core_dequantize_rows, METH_FASTCALL,
+     hurray__core_dequantize_rows_doc},
+    {"anchored_claims", (PyCFunction)(void (*)(void))hurray__core_anchored_claims, METH_FASTCALL,
+     hurray__core_anchored_claims_doc},
     {"safetensors_header", (PyCFunction)(void (*)(void))hurray__core_safetensors_header,
      METH_FASTCALL, hurray__core_safetensors_header_doc},
     {NULL, NULL, 0, NULL},

@@ -12,4 +12,8 @@ extern const char hurray__core_companions_doc[];
 
 PyObject *hurray__core_companions(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+extern const char hurray__core_anchored_claims_doc[];
+
+PyObject *hurray__core_anchored_claims(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

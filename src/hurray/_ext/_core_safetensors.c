@@ -82,7 +82,22 @@ static PyObject *st_sized(PyObject *dtype, PyObject *bits_of, PyObject *dims,
         Py_DECREF(dims);
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(ONKK)", dtype, dims, data_start + begin, nbytes);
+    PyObject *entry =
+        PyTuple_New(4); /* built directly: Py_BuildValue parses its format per entry */
+    PyObject *start = entry ? PyLong_FromUnsignedLongLong(data_start + begin) : NULL;
+    PyObject *size = start ? PyLong_FromUnsignedLongLong(nbytes) : NULL;
+    if (size == NULL) {
+        Py_XDECREF(start);
+        Py_XDECREF(entry);
+        Py_DECREF(dims);
+        return NULL;
+    }
+    Py_INCREF(dtype);
+    PyTuple_SET_ITEM(entry, 0, dtype);
+    PyTuple_SET_ITEM(entry, 1, dims);
+    PyTuple_SET_ITEM(entry, 2, start);
+    PyTuple_SET_ITEM(entry, 3, size);
+    return entry;
 }
 
 /* ---- entries of a parsed header --------------------------------------- */
@@ -241,6 +256,14 @@ static int st_raw_string(StText *t, const char **at, Py_ssize_t *len)
     return ST_OK;
 }
 
+/* The dtypes a header has spelt so far, each as one str: a file of a thousand
+ * tensors has a handful of dtypes, so each is decoded and hashed once. */
+#define ST_DTYPES_SEEN 8
+typedef struct StDtypes {
+    PyObject *str[ST_DTYPES_SEEN];
+    int n;
+} StDtypes;
+
 /* Such a string as a str; UTF-8 that is not valid is left to the checks. */
 static int st_string(StText *t, PyObject **out)
 {
@@ -256,6 +279,39 @@ static int st_string(StText *t, PyObject **out)
         }
         PyErr_Clear();
         return ST_UNEXPECTED;
+    }
+    return ST_OK;
+}
+
+/* A dtype's string as a str (new reference), the one made for its spelling before if there was one.
+ */
+static int st_dtype(StText *t, StDtypes *seen, PyObject **out)
+{
+    const char *at;
+    Py_ssize_t len;
+    if (st_raw_string(t, &at, &len) != ST_OK) {
+        return ST_UNEXPECTED;
+    }
+    for (int i = 0; i < seen->n; i++) {
+        PyObject *s = seen->str[i];
+        if (PyUnicode_GET_LENGTH(s) == len && memcmp(PyUnicode_DATA(s), at, (size_t)len) == 0) {
+            Py_INCREF(s);
+            *out = s;
+            return ST_OK;
+        }
+    }
+    *out = PyUnicode_DecodeUTF8(at, len, "strict");
+    if (*out == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            return ST_ERROR;
+        }
+        PyErr_Clear();
+        return ST_UNEXPECTED;
+    }
+    if (seen->n < ST_DTYPES_SEEN &&
+        PyUnicode_IS_ASCII(*out)) { /* ASCII: its data are the bytes compared above */
+        Py_INCREF(*out);
+        seen->str[seen->n++] = *out;
     }
     return ST_OK;
 }
@@ -306,8 +362,9 @@ static int st_is(const char *at, Py_ssize_t len, const char *name)
 }
 
 /* One tensor's entry: an object of exactly dtype, shape and data_offsets, in any order. */
-static int st_text_entry(StText *t, PyObject *bits_of, unsigned long long data_start,
-                         PyObject **entry, unsigned long long *begin, unsigned long long *end)
+static int st_text_entry(StText *t, PyObject *bits_of, StDtypes *seen,
+                         unsigned long long data_start, PyObject **entry, unsigned long long *begin,
+                         unsigned long long *end)
 {
     PyObject *dtype = NULL;
     unsigned long long dims[SAFETENSORS_MAX_DIMS], offsets[2];
@@ -323,7 +380,7 @@ static int st_text_entry(StText *t, PyObject *bits_of, unsigned long long data_s
         }
         int step;
         if (st_is(at, len, "dtype") && dtype == NULL) {
-            step = st_string(t, &dtype);
+            step = st_dtype(t, seen, &dtype);
         } else if (st_is(at, len, "shape") && ndim < 0) {
             step = st_counts(t, dims, SAFETENSORS_MAX_DIMS, &ndim);
         } else if (st_is(at, len, "data_offsets") && noffsets < 0) {
@@ -372,14 +429,14 @@ done:
     return status;
 }
 
-/* Sets key to value in dict unless the key is there already (a name listed twice). */
+/* Sets key to value in dict unless the key is there already (a name listed twice): one lookup. */
 static int st_insert(PyObject *dict, PyObject *key, PyObject *value)
 {
-    int there = PyDict_Contains(dict, key);
-    if (there != 0) {
-        return there < 0 ? ST_ERROR : ST_UNEXPECTED;
+    PyObject *held = PyDict_SetDefault(dict, key, value);
+    if (held == NULL) {
+        return ST_ERROR;
     }
-    return PyDict_SetItem(dict, key, value) < 0 ? ST_ERROR : ST_OK;
+    return held == value ? ST_OK : ST_UNEXPECTED;
 }
 
 /* __metadata__: an object of strings. */
@@ -410,8 +467,9 @@ static int st_text_metadata(StText *t, PyObject *meta)
 }
 
 /* The whole header: an object of __metadata__ (at most once) and entries. */
-static int st_text_header(StText *t, PyObject *bits_of, unsigned long long data_start,
-                          PyObject *meta, PyObject *entries, long long *data_end)
+static int st_text_header(StText *t, PyObject *bits_of, StDtypes *seen,
+                          unsigned long long data_start, PyObject *meta, PyObject *entries,
+                          long long *data_end)
 {
     int has_meta = 0, in_order = 1;
     unsigned long long at = 0;
@@ -442,7 +500,7 @@ static int st_text_header(StText *t, PyObject *bits_of, unsigned long long data_
                     PyErr_Clear();
                     return ST_UNEXPECTED;
                 }
-                status = st_text_entry(t, bits_of, data_start, &entry, &begin, &end);
+                status = st_text_entry(t, bits_of, seen, data_start, &entry, &begin, &end);
                 if (status == ST_OK) {
                     status = st_insert(entries, name, entry);
                 }
@@ -497,7 +555,11 @@ PyObject *hurray__core_safetensors_header(PyObject *module, PyObject *const *arg
     const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(args[0]);
     StText t = {text, text + PyBytes_GET_SIZE(args[0])};
     long long end = -1;
-    int status = st_text_header(&t, args[2], data_start, meta, entries, &end);
+    StDtypes seen = {{NULL}, 0};
+    int status = st_text_header(&t, args[2], &seen, data_start, meta, entries, &end);
+    for (int i = 0; i < seen.n; i++) {
+        Py_DECREF(seen.str[i]);
+    }
     if (status != ST_OK) {
         Py_DECREF(meta);
         Py_DECREF(entries);
@@ -506,5 +568,5 @@ PyObject *hurray__core_safetensors_header(PyObject *module, PyObject *const *arg
         }
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(NNL)", meta, entries, end);
+    return Py_BuildValue("(NNL)", meta, entries, end); /* once a file */
 }

@@ -278,7 +278,7 @@ class Descriptor:
         if len(nodes) > lib.HURRAY_MAX_NODES:
             raise InvalidArgumentError(f"{len(nodes)} nodes: a descriptor holds at most {lib.HURRAY_MAX_NODES}")
         box = ffi.new("HurrayDescriptor **")
-        check(lib.hurray_descriptor_new(lib.HURRAY_DTYPE_FLOAT32, len(shape), ffi.new("uint64_t[]", shape), box))
+        check(lib.hurray_descriptor_new(lib.HURRAY_DTYPE_FLOAT32, len(shape), shape, box))
         raw = box[0]
         try:
             _nodes.add_nodes(raw, nodes)

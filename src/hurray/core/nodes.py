@@ -291,13 +291,13 @@ def _add(raw: Any, node: Node, ref: _Refs, out: Any) -> None:
     if isinstance(node, Stored):
         code = _dtypes.dtype_code(node.dtype)
         shape = node.shape
-        check(lib.hurray_descriptor_add_stored(raw, code, len(shape), ffi.new("uint64_t[]", shape),
+        check(lib.hurray_descriptor_add_stored(raw, code, len(shape), shape,
                                                uint(node.buffer, "buffer", U64), uint(node.offset, "offset", U64),
                                                out))
         i = out[0]
         if node.strides is not None:
             check(lib.hurray_descriptor_stored_set_strides(raw, i, len(node.strides),
-                                                           ffi.new("int64_t[]", node.strides)))
+                                                           node.strides))
         if node.byte_order != "little":
             check(lib.hurray_descriptor_stored_set_byte_order(raw, i, BYTE_ORDERS[node.byte_order]))
         if node.layout != "row_major":
@@ -322,18 +322,18 @@ def _add(raw: Any, node: Node, ref: _Refs, out: Any) -> None:
     elif isinstance(node, Step):
         shape = node.shape
         check(lib.hurray_descriptor_add_step(raw, FORMS[node.form], _dtypes.dtype_code(node.arithmetic), len(shape),
-                                             ffi.new("uint64_t[]", shape), ref(node.x), ref(node.scale),
+                                             shape, ref(node.x), ref(node.scale),
                                              ref(node.offset), out))
         blocks = node.blocks or ()
         check(lib.hurray_descriptor_step_set_groups(
-            raw, out[0], len(blocks), ffi.new("uint64_t[]", blocks), lib.HURRAY_STEP_RAGGED if node.ragged else 0,
+            raw, out[0], len(blocks), blocks, lib.HURRAY_STEP_RAGGED if node.ragged else 0,
             uint(node.indexed_axis, "indexed_axis", U32), ref(node.group_index)))
     elif isinstance(node, Ggml):
 
         ggml_code = _GGML_TYPE_CODES.get(str(node.ggml_type).lower())
         if ggml_code is None:
             raise InvalidArgumentError(f"ggml_type {node.ggml_type!r} is not one of {', '.join(_GGML_TYPE_CODES)}")
-        check(lib.hurray_descriptor_add_ggml(raw, ggml_code, len(node.shape), ffi.new("uint64_t[]", node.shape),
+        check(lib.hurray_descriptor_add_ggml(raw, ggml_code, len(node.shape), node.shape,
                                              uint(node.buffer, "buffer", U64), uint(node.offset, "offset", U64), out))
     elif isinstance(node, Bits):
         if not 1 <= len(node.inputs) <= 4 or len(node.shifts) != len(node.inputs):
@@ -343,11 +343,11 @@ def _add(raw: Any, node: Node, ref: _Refs, out: Any) -> None:
         offset = index(node.offset, "offset")
         if not -(1 << 31) <= offset < 1 << 31:
             raise InvalidArgumentError(f"offset {offset} does not fit a signed 32-bit integer")
-        check(lib.hurray_descriptor_add_bits(raw, len(node.shape), ffi.new("uint64_t[]", node.shape), len(inputs),
+        check(lib.hurray_descriptor_add_bits(raw, len(node.shape), node.shape, len(inputs),
                                              ffi.new("uint32_t[]", inputs), ffi.new("uint32_t[]", node.shifts),
                                              offset, out))
     else:
-        check(lib.hurray_descriptor_add_gather(raw, len(node.shape), ffi.new("uint64_t[]", node.shape),
+        check(lib.hurray_descriptor_add_gather(raw, len(node.shape), node.shape,
                                                ref(node.x), ref(node.index), uint(node.axis, "axis", U32), out))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
@@ -33,8 +32,7 @@ class Built(NamedTuple):
     words: str
 
 
-@dataclass
-class Claim:
+class Claim(NamedTuple):  # a tuple: a checkpoint of thousands of weights makes one each on opening
     name: str
     convention: str
     parts: tuple[str, ...]

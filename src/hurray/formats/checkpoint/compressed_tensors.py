@@ -30,7 +30,7 @@ import numpy as np
 
 from ._claims import SHORT, Built, Claim, Stated, contradiction, expect, module_of, refusal, row_major, small, stored_as, \
     unstatable
-from ..._core import companions as _companions
+from ..._core import anchored_claims as _anchored_claims, companions as _companions
 from ...core.descriptor import Descriptor
 from ...core.nodes import Node, Step, Stored, Words
 from ._graph import container_bits, same_graph
@@ -111,17 +111,10 @@ def claim(sources: Sources, config: dict[str, Any]) -> dict[str, Claim]:
                                         "are not elementwise quantization")
     if status not in (None, "compressed"):
         return {}  # frozen or calibrated: dense weights, nothing packed
-    claims: dict[str, Claim] = {}
-    # module -> its companions in _SUFFIXES' order (None where absent), in one pass over the names in C
-    for module, companions in _companions(sources, _SUFFIX_INDEX).items():
-        name = module + ".weight"
-        packed = companions[0] is not None
-        if not packed and not (companions[1] is not None and name in sources):
-            continue
-        ordered = tuple(filter(None, companions))
-        claims[name] = Claim(name, CONVENTION, ordered if packed else (name,) + ordered,
-                             partial(_configured, name=name, module=module, config=config))
-    return claims
+    # module -> its companions in _SUFFIX_INDEX's order (None where absent), then a claim per module
+    # with weight_packed, or with weight_scale beside its own .weight: each in one pass in C
+    found = _companions(sources, _SUFFIX_INDEX)
+    return _anchored_claims(found, Claim, CONVENTION, partial, partial(_configured, config), sources)
 
 
 def _refused(sources: Sources, name: str, reason: str) -> Built:
@@ -138,7 +131,7 @@ def _refuse_all(sources: Sources, reason: str) -> dict[str, Claim]:
     return out
 
 
-def _configured(sources: Sources, name: str, module: str, config: dict[str, Any]) -> Built:
+def _configured(config: dict[str, Any], name: str, module: str, sources: Sources) -> Built:
     args, fmt = _args_for(name, module, config)
     return _build(sources, name, module, args, fmt, config)
 

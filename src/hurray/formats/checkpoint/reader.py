@@ -18,6 +18,7 @@ the rest of the checkpoint still loads.
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -35,7 +36,8 @@ __all__ = ["Checkpoint", "assemble", "read_config"]
 _QUANT_CONFIGS = ("quantize_config.json", "quant_config.json")  # GPTQ's and AWQ's own files
 _METHODS = {"compressed-tensors": compressed_tensors.claim, "gptq": gptq.claim, "awq": awq.claim,
             "fp8": fp8_block.claim}
-_IGNORED = ("bitsandbytes",)  # self-describing: claimed from the stored names
+_IGNORED = ("bitsandbytes",)
+_PARTS = operator.attrgetter("parts")  # self-describing: claimed from the stored names
 
 
 class Checkpoint(FileMapping):
@@ -195,11 +197,12 @@ def claim_all(sources: Sources, config: Optional[dict[str, Any]], where: str) ->
     if mlx.applies(sources, config):
         found.append(mlx.claim(sources, config))
     for group in found:
-        for name, c in group.items():
-            if name in claims:
-                raise UnsupportedError(f"load_checkpoint: tensor {name!r} is claimed by both "
-                                       f"{claims[name].convention} and {c.convention}: ambiguous")
-            claims[name] = c
+        both = claims.keys() & group.keys()  # set operations in C: no Python per claim
+        if both:
+            name = next(n for n in group if n in both)
+            raise UnsupportedError(f"load_checkpoint: tensor {name!r} is claimed by both "
+                                   f"{claims[name].convention} and {group[name].convention}: ambiguous")
+        claims.update(group)
     return claims
 
 
@@ -207,7 +210,7 @@ def assemble(path: str, sources: Sources, config: Optional[dict[str, Any]]) -> C
     claims = claim_all(sources, config, path)
     plain = list(sources.visible())
     if claims:
-        consumed = set(itertools.chain.from_iterable(c.parts for c in claims.values()))
+        consumed = set(itertools.chain.from_iterable(map(_PARTS, claims.values())))
         consumed.update(claims)
-        plain = [n for n in plain if n not in consumed]
+        plain = list(itertools.filterfalse(consumed.__contains__, plain))
     return Checkpoint(path, sources, config, claims, plain)

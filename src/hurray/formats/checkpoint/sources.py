@@ -41,11 +41,13 @@ class Entry(NamedTuple):
 
 def _no_duplicates(what: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise CorruptError(f"{what}: the key {key!r} is listed twice")
-            out[key] = value
+        out = dict(items)  # in C; only an object whose keys collapse is walked, for the key to name
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    raise CorruptError(f"{what}: the key {key!r} is listed twice")
+                seen.add(key)
         return out
     return pairs
 
@@ -67,27 +69,35 @@ def parse_json(text: bytes, what: str, limit: int = MAX_JSON) -> Any:
     return value
 
 
-def _read_bounded(f: Any, size: int, limit: int) -> bytes:
-    """At most `limit` bytes of `f`, as f.read(limit) gives them.
+def _read_bounded(fd: int, size: int, limit: int) -> bytes:
+    """At most `limit` bytes of the open file `fd`, from its start.
 
     A read of `limit` (16 MiB) at once would allocate that much for a config
     of a few hundred bytes; the size the open found is read first, and the
     rest only when the file has grown since."""
     want = min(size + 1, limit)
-    text = f.read(want)
-    if len(text) == want < limit:
-        text += f.read(limit - want)
-    return text
+    text = os.read(fd, want)
+    if len(text) < want:
+        return text  # the whole file: a regular file's read comes back short only at its end
+    chunks = [text]
+    while want < limit:
+        more = os.read(fd, limit - want)
+        if not more:
+            break
+        chunks.append(more)
+        want += len(more)
+    return b"".join(chunks)
 
 
 def read_json(path: str, what: str) -> Any:
     """The JSON file at `path` (bounded as parse_json says)."""
     fd, size, shown = open_regular(path, what)  # the path policy: a missing file is a HurrayFileNotFoundError
     try:
-        with os.fdopen(fd, "rb") as f:
-            text = _read_bounded(f, size, MAX_JSON + 1)
+        text = _read_bounded(fd, size, MAX_JSON + 1)
     except OSError as exc:
         raise io_error(f"{what}: cannot read {shown!r}: {exc.strerror}", exc.errno or 0, shown) from None
+    finally:
+        os.close(fd)
     return parse_json(text, f"{what}: {path!r}")
 
 
