@@ -94,6 +94,60 @@ def test_decoded_nodes_build_the_same_bytes(name):
     assert again.encode() == encoded and again == d
 
 
+@pytest.mark.parametrize("name", GRAPH_VECTORS)
+def test_the_c_adder_and_the_python_one_build_the_same(name, monkeypatch):
+    """hurray._core.add_nodes (Stored and Step nodes in one C call) builds exactly what
+    nodes.add_nodes does; it takes every graph of only those kinds, and leaves the rest."""
+    import hurray.core.descriptor as descriptor
+    from hurray._core import add_nodes
+    from hurray.core import nodes
+
+    statement, encoded = vector(name)
+    root = tree_of(statement)
+    taken = []
+
+    def watched(address, order, tables):
+        taken.append(add_nodes(address, order, tables))
+        return taken[-1]
+
+    monkeypatch.setattr(descriptor, "_core_add_nodes", watched)
+    assert Descriptor.graph(statement["shape"], root, result_dtype=statement["result_dtype"]).encode() == encoded
+    assert taken == [all(type(n) in (Stored, Step) for n in nodes.number(root))]
+    monkeypatch.setattr(descriptor, "_core_add_nodes", lambda *args: False)  # the Python adder alone
+    assert Descriptor.graph(statement["shape"], root, result_dtype=statement["result_dtype"]).encode() == encoded
+
+
+def test_the_c_adder_leaves_what_it_does_not_expect_to_python():
+    """A field of another type, or a value the builder refuses, is False from C (the descriptor
+    half built), and Descriptor.graph then names the field as Python does."""
+    from hurray._core import add_nodes
+    from hurray.core import nodes
+    from hurray.core.descriptor import _new_graph
+
+    def in_c(shape, root):
+        raw = _new_graph(list(shape))
+        try:
+            return add_nodes(int(hurray._ffi.ffi.cast("uintptr_t", raw)), nodes.number(root), nodes.C_TABLES)
+        finally:
+            hurray.core.descriptor._destroy(raw)
+
+    good = Step("mul", "float32", (256,), Stored("uint4", (256,), packing="lsb_first", code_offset=-8),
+                Stored("float16", (8,), buffer=1), blocks=(32,))
+    assert in_c((256,), good) is True
+    assert in_c((1,), Constant("float32", 1.0)) is False  # another kind: nothing added
+    big = Stored("int8", (4,), offset=np.uint64(4))  # a numpy integer, not an int
+    assert in_c((4,), big) is False
+    assert Descriptor.graph((4,), big).nodes[0].offset == 4
+    wide = Stored("int8", (4,), code_offset=1 << 31)
+    assert in_c((4,), wide) is False
+    with pytest.raises(InvalidArgumentError, match="code_offset 2147483648 does not fit"):
+        Descriptor.graph((4,), wide)
+    untiled = Step("mul", "float32", (200,), Stored("int8", (200,)), Stored("float32", (2,), buffer=1), blocks=(128,))
+    with pytest.raises(InvalidDescriptorError, match=r"blocks\[0\] = 128 does not tile shape\[0\] = 200"):
+        Descriptor.graph((200,), untiled)
+    with pytest.raises(TypeError, match="the tables"):
+        add_nodes(0, [], ())
+
 def test_a_shared_node_is_one_object_both_ways():
     # Every reference points to a later node, so a node is shared by a node
     # and the nodes it leads to: here the constant is the inner step's offset

@@ -30,6 +30,7 @@
 
 #include "_core_checkpoint.h"
 #include "_core_dequant.h"
+#include "_core_nodes.h"
 #include "_core_safetensors.h"
 #include "_protocol_api.h"
 #include "_pyruntime.h"
@@ -1373,6 +1374,8 @@ static PyMethodDef core_methods[] = {
      METH_FASTCALL, hurray__core_safetensors_entries_doc},
     {"companions", (PyCFunction)(void (*)(void))hurray__core_companions, METH_FASTCALL,
      hurray__core_companions_doc},
+    {"add_nodes", (PyCFunction)(void (*)(void))hurray__core_add_nodes, METH_FASTCALL,
+     hurray__core_add_nodes_doc},
     {"dequantize_rows", (PyCFunction)(void (*)(void))hurray__core_dequantize_rows, METH_FASTCALL,
      hurray__core_dequantize_rows_doc},
     {"anchored_claims", (PyCFunction)(void (*)(void))hurray__core_anchored_claims, METH_FASTCALL,

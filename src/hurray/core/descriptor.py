@@ -21,6 +21,7 @@ from ._enums import (
     BYTE_ORDERS, GGML_TYPES, GRANULARITIES, LAYOUTS, PACKINGS, ROLES, SCHEMES, _BYTE_ORDER_CODES, _GRANULARITY_CODES,
     _LAYOUT_CODES, _PACKING_CODES, _ROLE_CODES, _SCHEME_CODES, _GGML_TYPE_CODES, _code, _name,
 )
+from .._core import add_nodes as _core_add_nodes
 from .._ffi import ffi, lib
 from ..errors import InvalidArgumentError, check
 
@@ -89,6 +90,13 @@ def _destroy(handle: Any, _new: Any = ffi.new, _free: Any = lib.hurray_descripto
     # ffi and lib bound at definition: at interpreter shutdown a descriptor
     # kept in a module global is freed after that module's names are cleared.
     _free(_new("HurrayDescriptor **", handle))
+
+
+def _new_graph(shape: list[int]) -> Any:
+    """A new C descriptor of `shape` for the graph builder to add nodes to (the caller destroys it)."""
+    box = ffi.new("HurrayDescriptor **")
+    check(lib.hurray_descriptor_new(lib.HURRAY_DTYPE_FLOAT32, len(shape), shape, box))
+    return box[0]
 
 
 class Descriptor:
@@ -277,11 +285,15 @@ class Descriptor:
         nodes = _nodes.number(root)
         if len(nodes) > lib.HURRAY_MAX_NODES:
             raise InvalidArgumentError(f"{len(nodes)} nodes: a descriptor holds at most {lib.HURRAY_MAX_NODES}")
-        box = ffi.new("HurrayDescriptor **")
-        check(lib.hurray_descriptor_new(lib.HURRAY_DTYPE_FLOAT32, len(shape), shape, box))
-        raw = box[0]
+        raw = _new_graph(shape)
         try:
-            _nodes.add_nodes(raw, nodes)
+            if not _core_add_nodes(int(ffi.cast("uintptr_t", raw)), nodes, _nodes.C_TABLES):
+                # C adds Stored and Step nodes only, and refuses nothing: anything else (or a
+                # refusal) is added in Python, to a new descriptor, which names what is wrong
+                fresh = _new_graph(shape)
+                _destroy(raw)
+                raw = fresh
+                _nodes.add_nodes(raw, nodes)
             if result_dtype is not None:
                 check(lib.hurray_descriptor_set_result_dtype(raw, _dtypes.dtype_code(result_dtype)))
         except BaseException:

@@ -235,6 +235,9 @@ class Gather:
 
 Node = Union[Stored, Constant, Step, Ggml, Bits, Gather]
 _KINDS = (Stored, Constant, Step, Ggml, Bits, Gather)
+# What hurray._core.add_nodes reads the Stored and Step nodes' fields by (its order is the C code's).
+C_TABLES = (Stored, Step, Words, {d.name: d.code for d in _dtypes.DTYPES}, PACKINGS, FORMS, BYTE_ORDERS, LAYOUTS,
+            VALUE_RULES)
 
 
 def _children(node: Node) -> list[Optional[Node]]:

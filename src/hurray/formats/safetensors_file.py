@@ -21,7 +21,6 @@ such a record is the user's metadata.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import mmap
@@ -349,12 +348,12 @@ class SafetensorsFile(TensorMap):
                  metadata: dict[str, str]) -> None:
         self._raw = entries
         self._composites = composites
-        if composites:
+        if composites:  # name -> None for an entry as it is, the composite's record for one of parts
             claimed = {buffer for _, buffers in composites.values() for buffer in buffers}
-            visible = {name: ("entry", name) for name in entries if name not in claimed}
-            visible.update((name, ("composite", name)) for name in composites)
-        else:  # the usual file: every entry as it is, the dict built without a loop in Python
-            visible = dict(zip(entries, zip(itertools.repeat("entry"), entries)))
+            visible: dict[str, Any] = {name: None for name in entries if name not in claimed}
+            visible.update(composites)
+        else:  # the usual file: every entry as it is, the entries themselves, no dict made
+            visible = entries
         super().__init__(path, mapped, visible, metadata)
         self._size = 0 if mapped is None else len(mapped)
 
@@ -370,14 +369,15 @@ class SafetensorsFile(TensorMap):
             return empty
         return np.frombuffer(self._map, np.uint8, nbytes, start)
 
-    def _make(self, name: str, entry: tuple[str, str]) -> Tensor:
+    def _make(self, name: str, entry: Any) -> Tensor:
         # A tensor of a file that shrank would be a view of pages that are
         # gone: refused here rather than a SIGBUS at first touch (ADR-057).
         check_held(self._map, self._size, _WHAT, self._path)
-        kind, key = entry
-        if kind == "composite":
-            return self._composite(name)
-        dtype, shape, start, nbytes = self._raw[key]
+        if self._composites:
+            if name in self._composites:
+                return self._composite(name)
+            entry = self._raw[name]
+        dtype, shape, start, nbytes = entry
         known = SAFETENSORS_DTYPES.get(dtype)
         if known is None:
             raise UnsupportedError(f"tensor {name!r} has safetensors dtype {dtype!r}, which this build does not know")
