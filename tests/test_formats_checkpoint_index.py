@@ -83,7 +83,7 @@ def test_an_index_that_puts_a_tensor_in_the_wrong_shard(tmp_path):
         load_checkpoint(tmp_path)
 
 
-@pytest.mark.parametrize("shard", ["../escape.safetensors", "/etc/passwd", "", 7, "sub/x.safetensors"])
+@pytest.mark.parametrize("shard", ["../escape.safetensors", "/etc/passwd", "", 7, "sub/x.safetensors", [1], {"a": 1}, ".", ".."])
 def test_a_shard_name_that_is_not_a_file_beside_the_index(tmp_path, shard):
     index, _ = _sharded(tmp_path, shards=1)
     index["weight_map"]["layer.0.0.weight"] = shard

@@ -156,8 +156,12 @@ class Sources:
             f.close()
 
 
+def _is_file_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and os.path.basename(value) == value and value not in (".", "..")
+
+
 def _shard_name(directory: str, value: Any, tensor: str) -> str:
-    if not isinstance(value, str) or not value or os.path.basename(value) != value or value in (".", ".."):
+    if not _is_file_name(value):
         raise CorruptError(f"load_checkpoint: {directory!r}: the index maps tensor {tensor!r} to {value!r}, "
                            "which is not a file name in the checkpoint's directory")
     return value
@@ -178,26 +182,22 @@ def open_sources(directory: str) -> Sources:
             weight_map = index.get("weight_map") if isinstance(index, dict) else None
             if not isinstance(weight_map, dict):
                 raise CorruptError(f"load_checkpoint: {index_path!r}: no weight_map object")
-            shards: dict[str, list[str]] = {}
-            for tensor, value in weight_map.items():
-                names = shards.get(value) if isinstance(value, str) else None
-                if names is None:
-                    names = shards[_shard_name(directory, value, tensor)] = []
-                names.append(tensor)
+            shards = _shards_of(weight_map, directory)
             for shard in shards:
                 if not os.path.isfile(os.path.join(directory, shard)):
                     raise CorruptError(f"load_checkpoint: {index_path!r} lists shard {shard!r}, "
                                        f"which is not in {directory!r}")
             _open_all((os.path.join(directory, s) for s in shards), opened)
             owner: dict[str, SafetensorsFile] = {}
-            for f, listed in zip(opened, shards.values()):
+            held_in: dict[str, str] = {}  # tensor -> the shard that holds it, to compare with the index
+            count = 0
+            for f, shard in zip(opened, shards):
                 held = _entries(f)
-                if len(held) != len(listed) or set(held) != set(listed):
-                    _mismatch(f, held, listed, weight_map, directory)
+                count += len(held)
                 owner.update(dict.fromkeys(held, f))
-            if len(owner) != len(weight_map):  # a tensor in two shards, each listing it: impossible from one map
-                raise CorruptError(f"load_checkpoint: {index_path!r}: the shards hold {len(owner)} tensors, "
-                                   f"the index lists {len(weight_map)}")
+                held_in.update(dict.fromkeys(held, shard))
+            if count != len(held_in) or held_in != weight_map:  # compared in C; the names only to say why
+                _disagreement(opened, shards, weight_map, directory, index_path)
             visible = owner if all(not f._composites for f in opened) else \
                 {name: f for f in opened for name in f}
             return Sources(directory, opened, owner, visible)
@@ -222,6 +222,37 @@ def single(path: str, opened: Optional[list[SafetensorsFile]] = None) -> Sources
     if opened is not None:
         opened.append(f)
     return Sources(path, [f], dict.fromkeys(_entries(f), f), dict.fromkeys(f, f) if f._composites else None)
+
+
+def _shards_of(weight_map: dict[str, Any], directory: str) -> list[str]:
+    """The shards the index names, each once, in the order it first names them."""
+    try:
+        shards = list(dict.fromkeys(weight_map.values()))  # one pass in C
+    except TypeError:  # a value that is no file name (a list, say): the pass below names its tensor
+        shards = None
+    if shards is not None and all(map(_is_file_name, shards)):
+        return shards
+    named: dict[str, None] = {}
+    for tensor, value in weight_map.items():  # value by value: the first that is no file name, with its tensor
+        named[_shard_name(directory, value, tensor)] = None
+    return list(named)
+
+
+def _disagreement(opened: list[SafetensorsFile], shards: list[str], weight_map: dict[str, Any], directory: str,
+                  index_path: str) -> None:
+    """Raise the CorruptError that says where the shards and the index disagree."""
+    listed: dict[str, list[str]] = {shard: [] for shard in shards}
+    for tensor, shard in weight_map.items():
+        listed[shard].append(tensor)
+    owner: set[str] = set()
+    for f, shard in zip(opened, shards):
+        held = _entries(f)
+        if len(held) != len(listed[shard]) or set(held) != set(listed[shard]):
+            _mismatch(f, held, listed[shard], weight_map, directory)
+        owner.update(held)
+    # a tensor in two shards, each listing it: impossible from one map
+    raise CorruptError(f"load_checkpoint: {index_path!r}: the shards hold {len(owner)} tensors, "
+                       f"the index lists {len(weight_map)}")
 
 
 def _mismatch(f: SafetensorsFile, held: list[str], listed: list[str], weight_map: dict[str, Any],
