@@ -15,20 +15,61 @@
 #include <stdint.h>
 
 /* The tables add_nodes is given, in this order (core/nodes.py's C_TABLES). */
-enum { T_STORED, T_STEP, T_WORDS, T_DTYPES, T_PACKINGS, T_FORMS, T_BYTE_ORDERS, T_LAYOUTS,
-       T_VALUE_RULES, T_COUNT };
+enum {
+    T_STORED,
+    T_STEP,
+    T_WORDS,
+    T_DTYPES,
+    T_PACKINGS,
+    T_FORMS,
+    T_BYTE_ORDERS,
+    T_LAYOUTS,
+    T_VALUE_RULES,
+    T_COUNT
+};
 
 /* The nodes' field names, interned once. */
-enum { F_DTYPE, F_SHAPE, F_BUFFER, F_OFFSET, F_STRIDES, F_BYTE_ORDER, F_PACKING, F_LAYOUT,
-       F_CODE_OFFSET, F_CODEBOOK, F_VALUE_RULE, F_FORM, F_ARITHMETIC, F_X, F_SCALE, F_BLOCKS,
-       F_RAGGED, F_INDEXED_AXIS, F_GROUP_INDEX, F_CONTAINER_BITS, F_PACKED_AXIS,
-       F_CHUNK_CONTAINERS, F_PLANAR, F_CHUNK_STRIDE, F_ORDER, F_COUNT };
-static const char *const field_names[F_COUNT] = {
-    "dtype",       "shape",       "buffer",       "offset",         "strides",
-    "byte_order",  "packing",     "layout",       "code_offset",    "codebook",
-    "value_rule",  "form",        "arithmetic",   "x",              "scale",
-    "blocks",      "ragged",      "indexed_axis", "group_index",    "container_bits",
-    "packed_axis", "chunk_containers", "planar",  "chunk_stride",   "order"};
+enum {
+    F_DTYPE,
+    F_SHAPE,
+    F_BUFFER,
+    F_OFFSET,
+    F_STRIDES,
+    F_BYTE_ORDER,
+    F_PACKING,
+    F_LAYOUT,
+    F_CODE_OFFSET,
+    F_CODEBOOK,
+    F_VALUE_RULE,
+    F_FORM,
+    F_ARITHMETIC,
+    F_X,
+    F_SCALE,
+    F_BLOCKS,
+    F_RAGGED,
+    F_INDEXED_AXIS,
+    F_GROUP_INDEX,
+    F_CONTAINER_BITS,
+    F_PACKED_AXIS,
+    F_CHUNK_CONTAINERS,
+    F_PLANAR,
+    F_CHUNK_STRIDE,
+    F_ORDER,
+    F_COUNT
+};
+static const char *const field_names[F_COUNT] = {"dtype",       "shape",
+                                                 "buffer",      "offset",
+                                                 "strides",     "byte_order",
+                                                 "packing",     "layout",
+                                                 "code_offset", "codebook",
+                                                 "value_rule",  "form",
+                                                 "arithmetic",  "x",
+                                                 "scale",       "blocks",
+                                                 "ragged",      "indexed_axis",
+                                                 "group_index", "container_bits",
+                                                 "packed_axis", "chunk_containers",
+                                                 "planar",      "chunk_stride",
+                                                 "order"};
 static PyObject *fields[F_COUNT];
 
 typedef struct Graph {
@@ -93,7 +134,8 @@ static int unsigned_field(PyObject *node, int f, unsigned long long limit, unsig
 static int code_field(PyObject *node, int f, PyObject *table, uint32_t *out)
 {
     PyObject *v = field(node, f);
-    PyObject *code = v != NULL && PyUnicode_CheckExact(v) ? PyDict_GetItemWithError(table, v) : NULL;
+    PyObject *code = v != NULL && PyUnicode_CheckExact(v) ? PyDict_GetItemWithError(table, v)
+                                                          : NULL;
     unsigned long long n = 0;
     int ok = unsigned_of(code, UINT32_MAX, &n);
     PyErr_Clear();
@@ -128,7 +170,8 @@ static int ints_field(PyObject *node, int f, int is_signed, uint64_t *u, int64_t
     return ok;
 }
 
-/* The index of node field f among the graph's nodes (by identity), 0 for None; 0 when it is none of them. */
+/* The index of node field f among the graph's nodes (by identity), 0 for None; 0 when it is none of
+ * them. */
 static int ref_field(const Graph *g, PyObject *node, int f, uint32_t *out)
 {
     PyObject *v = field(node, f);
@@ -152,7 +195,8 @@ static int ref_field(const Graph *g, PyObject *node, int f, uint32_t *out)
 static int is_name(PyObject *node, int f, const char *name)
 {
     PyObject *v = field(node, f);
-    int same = v != NULL && PyUnicode_CheckExact(v) && PyUnicode_CompareWithASCIIString(v, name) == 0;
+    int same = v != NULL && PyUnicode_CheckExact(v) &&
+               PyUnicode_CompareWithASCIIString(v, name) == 0;
     Py_XDECREF(v);
     return same;
 }
@@ -178,9 +222,10 @@ static int add_words(const Graph *g, uint32_t i, PyObject *words)
         order[k] = (uint8_t)slot;
     }
     if (ok) {
-        ok = hurray_descriptor_stored_set_words(g->desc, i, (uint32_t)bits, (uint32_t)axis, packing, chunk,
-                                                planar == Py_True ? HURRAY_SLOTS_PLANAR : 0, stride,
-                                                (uint32_t)count, count ? order : NULL) == HURRAY_OK;
+        ok = hurray_descriptor_stored_set_words(g->desc, i, (uint32_t)bits, (uint32_t)axis, packing,
+                                                chunk, planar == Py_True ? HURRAY_SLOTS_PLANAR : 0,
+                                                stride, (uint32_t)count,
+                                                count ? order : NULL) == HURRAY_OK;
     }
     Py_XDECREF(planar);
     Py_XDECREF(slots);
@@ -214,7 +259,8 @@ static int add_stored(const Graph *g, PyObject *node)
         !ints_field(node, F_SHAPE, 0, shape, NULL, &rank) ||
         !unsigned_field(node, F_BUFFER, UINT64_MAX, &buffer) ||
         !unsigned_field(node, F_OFFSET, UINT64_MAX, &offset) ||
-        hurray_descriptor_add_stored(g->desc, dtype, rank, shape, buffer, offset, &i) != HURRAY_OK) {
+        hurray_descriptor_add_stored(g->desc, dtype, rank, shape, buffer, offset, &i) !=
+            HURRAY_OK) {
         return 0;
     }
     PyObject *given = field(node, F_STRIDES);
@@ -243,8 +289,11 @@ static int add_stored(const Graph *g, PyObject *node)
     }
     PyObject *v = field(node, F_CODE_OFFSET);
     int overflow = 0;
-    long long code_offset = v != NULL && PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : 0;
-    ok = v != NULL && PyLong_CheckExact(v) && !overflow && code_offset >= INT32_MIN && code_offset <= INT32_MAX;
+    long long code_offset = v != NULL && PyLong_CheckExact(v)
+                                ? PyLong_AsLongLongAndOverflow(v, &overflow)
+                                : 0;
+    ok = v != NULL && PyLong_CheckExact(v) && !overflow && code_offset >= INT32_MIN &&
+         code_offset <= INT32_MAX;
     Py_XDECREF(v);
     PyErr_Clear();
     if (!ok) {
@@ -253,7 +302,8 @@ static int add_stored(const Graph *g, PyObject *node)
     PyObject *book = field(node, F_CODEBOOK);
     int plain = code_offset == 0 && book == Py_None && is_name(node, F_VALUE_RULE, "standard");
     Py_XDECREF(book);
-    return plain || hurray_descriptor_stored_set_codes(g->desc, i, (int32_t)code_offset, codebook, rule) == HURRAY_OK;
+    return plain || hurray_descriptor_stored_set_codes(g->desc, i, (int32_t)code_offset, codebook,
+                                                       rule) == HURRAY_OK;
 }
 
 /* A Step node, as nodes._add adds one. */
@@ -276,8 +326,10 @@ static int add_step(const Graph *g, PyObject *node)
     uint32_t flags = ragged == Py_True ? HURRAY_STEP_RAGGED : 0;
     Py_XDECREF(ragged);
     return ok &&
-           hurray_descriptor_add_step(g->desc, form, arithmetic, rank, shape, x, scale, offset, &i) == HURRAY_OK &&
-           hurray_descriptor_step_set_groups(g->desc, i, brank, blocks, flags, (uint32_t)axis, index) == HURRAY_OK;
+           hurray_descriptor_add_step(g->desc, form, arithmetic, rank, shape, x, scale, offset,
+                                      &i) == HURRAY_OK &&
+           hurray_descriptor_step_set_groups(g->desc, i, brank, blocks, flags, (uint32_t)axis,
+                                             index) == HURRAY_OK;
 }
 
 PyObject *hurray__core_add_nodes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -285,7 +337,8 @@ PyObject *hurray__core_add_nodes(PyObject *module, PyObject *const *args, Py_ssi
     (void)module;
     if (nargs != 3 || !PyLong_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
         !PyTuple_CheckExact(args[2]) || PyTuple_GET_SIZE(args[2]) != T_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "add_nodes(address, nodes, tables): an int, a list and the tables");
+        PyErr_SetString(PyExc_TypeError,
+                        "add_nodes(address, nodes, tables): an int, a list and the tables");
         return NULL;
     }
     if (!interned()) {
@@ -298,20 +351,23 @@ PyObject *hurray__core_add_nodes(PyObject *module, PyObject *const *args, Py_ssi
     }
     for (int t = T_DTYPES; t < T_COUNT; t++) {
         if (!PyDict_CheckExact(g.tables[t])) {
-            PyErr_SetString(PyExc_TypeError, "add_nodes: the tables after the node types must be dicts");
+            PyErr_SetString(PyExc_TypeError,
+                            "add_nodes: the tables after the node types must be dicts");
             return NULL;
         }
     }
     Py_ssize_t n = PyList_GET_SIZE(g.nodes);
     for (Py_ssize_t k = 0; k < n; k++) { /* every node a kind this code adds, before any is added */
         PyTypeObject *type = Py_TYPE(PyList_GET_ITEM(g.nodes, k));
-        if (type != (PyTypeObject *)g.tables[T_STORED] && type != (PyTypeObject *)g.tables[T_STEP]) {
+        if (type != (PyTypeObject *)g.tables[T_STORED] &&
+            type != (PyTypeObject *)g.tables[T_STEP]) {
             Py_RETURN_FALSE;
         }
     }
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *node = PyList_GET_ITEM(g.nodes, k);
-        int ok = Py_TYPE(node) == (PyTypeObject *)g.tables[T_STORED] ? add_stored(&g, node) : add_step(&g, node);
+        int ok = Py_TYPE(node) == (PyTypeObject *)g.tables[T_STORED] ? add_stored(&g, node)
+                                                                     : add_step(&g, node);
         if (!ok) {
             Py_RETURN_FALSE;
         }
