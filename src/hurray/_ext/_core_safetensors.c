@@ -264,14 +264,9 @@ typedef struct StDtypes {
     int n;
 } StDtypes;
 
-/* Such a string as a str; UTF-8 that is not valid is left to the checks. */
-static int st_string(StText *t, PyObject **out)
+/* A string's raw bytes as a str; UTF-8 that is not valid is left to the checks. */
+static int st_decode(const char *at, Py_ssize_t len, PyObject **out)
 {
-    const char *at;
-    Py_ssize_t len;
-    if (st_raw_string(t, &at, &len) != ST_OK) {
-        return ST_UNEXPECTED;
-    }
     *out = PyUnicode_DecodeUTF8(at, len, "strict");
     if (*out == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
@@ -281,6 +276,17 @@ static int st_string(StText *t, PyObject **out)
         return ST_UNEXPECTED;
     }
     return ST_OK;
+}
+
+/* A string with no escape as a str. */
+static int st_string(StText *t, PyObject **out)
+{
+    const char *at;
+    Py_ssize_t len;
+    if (st_raw_string(t, &at, &len) != ST_OK) {
+        return ST_UNEXPECTED;
+    }
+    return st_decode(at, len, out);
 }
 
 /* A dtype's string as a str (new reference), the one made for its spelling before if there was one.
@@ -300,13 +306,9 @@ static int st_dtype(StText *t, StDtypes *seen, PyObject **out)
             return ST_OK;
         }
     }
-    *out = PyUnicode_DecodeUTF8(at, len, "strict");
-    if (*out == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-            return ST_ERROR;
-        }
-        PyErr_Clear();
-        return ST_UNEXPECTED;
+    int status = st_decode(at, len, out);
+    if (status != ST_OK) {
+        return status;
     }
     if (seen->n < ST_DTYPES_SEEN &&
         PyUnicode_IS_ASCII(*out)) { /* ASCII: its data are the bytes compared above */
@@ -491,14 +493,11 @@ static int st_text_header(StText *t, PyObject *bits_of, StDtypes *seen,
                 has_meta = 1;
                 status = st_text_metadata(t, meta);
             } else {
-                PyObject *name = PyUnicode_DecodeUTF8(key, len, "strict"), *entry = NULL;
+                PyObject *name = NULL, *entry = NULL;
                 unsigned long long begin = 0, end = 0;
-                if (name == NULL) {
-                    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-                        return ST_ERROR;
-                    }
-                    PyErr_Clear();
-                    return ST_UNEXPECTED;
+                status = st_decode(key, len, &name);
+                if (status != ST_OK) {
+                    return status;
                 }
                 status = st_text_entry(t, bits_of, seen, data_start, &entry, &begin, &end);
                 if (status == ST_OK) {
