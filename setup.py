@@ -76,8 +76,7 @@ setup(
         Extension(
             "hurray._core",
             sources=[EXT + "_core.c", EXT + "_core_checkpoint.c", EXT + "_core_dequant.c", EXT + "_core_nodes.c",
-                     EXT + "_core_safetensors.c",
-                     RUNTIME],
+                     EXT + "_core_safetensors.c", RUNTIME],
             depends=[EXT + "_protocol_api.h", EXT + "_pyruntime.h", EXT + "_core_checkpoint.h",
                      EXT + "_core_dequant.h", EXT + "_core_nodes.h", EXT + "_core_safetensors.h"],
             include_dirs=[numpy.get_include()],

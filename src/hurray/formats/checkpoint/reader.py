@@ -36,8 +36,8 @@ __all__ = ["Checkpoint", "assemble", "read_config"]
 _QUANT_CONFIGS = ("quantize_config.json", "quant_config.json")  # GPTQ's and AWQ's own files
 _METHODS = {"compressed-tensors": compressed_tensors.claim, "gptq": gptq.claim, "awq": awq.claim,
             "fp8": fp8_block.claim}
-_IGNORED = ("bitsandbytes",)
-_PARTS = operator.attrgetter("parts")  # self-describing: claimed from the stored names
+_IGNORED = ("bitsandbytes",)  # self-describing: claimed from the stored names
+_PARTS = operator.attrgetter("parts")
 
 
 class Checkpoint(FileMapping):
