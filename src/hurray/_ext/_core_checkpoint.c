@@ -119,9 +119,8 @@ const char hurray__core_anchored_claims_doc[] =
     "name when there is no anchor). claim_type is a tuple subclass (a\n"
     "NamedTuple); bind is functools.partial.";
 
-/* The filled slots of `slots` as a tuple, led by `lead` when it is not NULL; NULL with an error
- * set.
- */
+/* The filled slots of `slots` as a tuple, led by `lead` when it is not NULL;
+ * NULL with an error set. */
 static PyObject *filled(PyObject *slots, PyObject *lead)
 {
     Py_ssize_t width = PyList_GET_SIZE(slots), n = lead != NULL;
@@ -213,8 +212,14 @@ PyObject *hurray__core_anchored_claims(PyObject *module, PyObject *const *args, 
         if (!PyUnicode_Check(name)) {
             PyErr_SetString(PyExc_TypeError, "anchored_claims: the modules must be strings");
             Py_CLEAR(claims);
-        } else if (claim_module(claims, name, slots, args) < 0) {
-            Py_CLEAR(claims);
+        } else {
+            Py_INCREF(name); /* held: the binding and `stored` run Python */
+            Py_INCREF(slots);
+            if (claim_module(claims, name, slots, args) < 0) {
+                Py_CLEAR(claims);
+            }
+            Py_DECREF(name);
+            Py_DECREF(slots);
         }
     }
     return claims;

@@ -86,12 +86,11 @@ PyObject *hurray__core_dequantize_rows(PyObject *module, PyObject *const *args, 
     HurrayStatus status = HURRAY_ERROR_INVALID_ARGUMENT;
     if (list != NULL) {
         const HurrayDescriptor *desc = (const HurrayDescriptor *)(uintptr_t)address;
-        Py_BEGIN_ALLOW_THREADS
-        {
-            status = hurray_dequantize_rows(desc, list, (HurrayDtype)code, first, count, out.buf,
-                                            (uint64_t)out.len);
-        }
-        Py_END_ALLOW_THREADS hurray_buffer_list_destroy(&list);
+        PyThreadState *saved = PyEval_SaveThread(); /* Py_BEGIN_ALLOW_THREADS, spelt out */
+        status = hurray_dequantize_rows(desc, list, (HurrayDtype)code, first, count, out.buf,
+                                        (uint64_t)out.len);
+        PyEval_RestoreThread(saved);
+        hurray_buffer_list_destroy(&list);
     }
     PyBuffer_Release(&out);
     return PyBool_FromLong(status == HURRAY_OK);
